@@ -1,0 +1,3 @@
+//! Conformance cases, one module per area.
+
+pub mod enqueue;

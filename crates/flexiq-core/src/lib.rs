@@ -1,0 +1,44 @@
+//! flexiq-core: the pure engine model.
+//!
+//! Jobs and their statuses, the one state machine every store applies ([`transition`]),
+//! fences, enqueue options and their validation, retry backoff, rate limits, keyset cursors,
+//! listing filters, stats and metric aggregates, retention (seconds in, milliseconds out),
+//! contract levels, settings prefixes, the engine [`Error`], and the store traits in
+//! [`store`]. No I/O happens here: no tokio, no database client, no binding crate.
+#![forbid(unsafe_code)]
+
+pub mod backoff;
+pub mod contract;
+pub mod cursor;
+pub mod error;
+pub mod fence;
+pub mod filter;
+pub mod history;
+pub mod id;
+pub mod job;
+pub mod options;
+pub mod rate;
+pub mod retention;
+pub mod settings;
+pub mod stats;
+pub mod store;
+pub mod transition;
+
+pub use backoff::Backoff;
+pub use contract::{check_floor, validate_new_floor, MigrationSummary, CONTRACT_LEVEL};
+pub use cursor::{Cursor, Page};
+pub use error::{Error, ErrorKind, Result};
+pub use fence::{AckOutcome, Fence};
+pub use filter::{validate_limit, validate_offset, JobFilter, MAX_PAGE};
+pub use history::{
+    DagEdge, DagNode, DeadJob, JobDag, JobError, Lease, LogEntry, Partial, ReplayEntry, WorkerInfo,
+};
+pub use id::JobId;
+pub use job::{ClaimedJob, Job, JobStatus};
+pub use options::{EnqueueOptions, NewJob};
+pub use rate::{RateLimit, TokenBucket};
+pub use retention::{EffectiveRetention, Retention, RetentionPreview, RetentionTable, RetentionWindows};
+pub use settings::{is_reserved_setting, reserved_setting_prefixes};
+pub use stats::{MetricBucket, MetricRow, Stats, TaskAggregate};
+pub use store::Store;
+pub use transition::{transition, Event, JobState, Next, Refusal};

@@ -1,0 +1,456 @@
+//! The one state machine.
+//!
+//! Every store decides what an operation does to a job by calling [`transition`]; stores
+//! apply the returned [`Next`] and never invent transitions of their own. It is pure: the
+//! caller passes the job's state, the event and `now`, and gets back what to write.
+
+use crate::backoff::Backoff;
+use crate::error::Error;
+use crate::fence::Fence;
+use crate::job::{Job, JobStatus};
+
+/// Error prefix stamped when a lost heartbeat releases a job.
+pub const LEASE_HEARTBEAT_LOST: &str = "LEASE_HEARTBEAT_LOST";
+/// Error prefix stamped when an attempt outlives the absolute cap.
+pub const LEASE_ABSOLUTE_CAP: &str = "LEASE_ABSOLUTE_CAP";
+
+/// The part of a job the state machine reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobState {
+    /// The job id (seeds the backoff jitter and names errors).
+    pub id: String,
+    /// Current status.
+    pub status: JobStatus,
+    /// Attempts started so far.
+    pub attempt: u32,
+    /// Retries allowed.
+    pub max_retries: u32,
+    /// Start of the current attempt (Unix ms).
+    pub started_at: Option<i64>,
+    /// Backoff policy.
+    pub backoff: Backoff,
+}
+
+impl From<&Job> for JobState {
+    fn from(j: &Job) -> Self {
+        JobState {
+            id: j.id.to_string(),
+            status: j.status,
+            attempt: j.attempt,
+            max_retries: j.max_retries,
+            started_at: j.started_at,
+            backoff: j.backoff,
+        }
+    }
+}
+
+/// Something that happens to a job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A worker claims it.
+    Claim,
+    /// The attempt succeeded.
+    Complete {
+        /// The attempt's fence.
+        fence: Fence,
+    },
+    /// The attempt failed.
+    Fail {
+        /// The attempt's fence.
+        fence: Fence,
+        /// What went wrong.
+        error: String,
+        /// Whether the retry budget may be spent (false fails the job for good).
+        retryable: bool,
+    },
+    /// The handler parks the job until `until` (Unix ms); the attempt is given back.
+    Suspend {
+        /// The attempt's fence.
+        fence: Fence,
+        /// When it may be claimed again.
+        until: i64,
+    },
+    /// The worker declines the job until `until` (Unix ms); the attempt is given back.
+    Defer {
+        /// The attempt's fence.
+        fence: Fence,
+        /// When it may be claimed again.
+        until: i64,
+        /// Why it was declined.
+        reason: String,
+    },
+    /// No heartbeat within the stale window.
+    HeartbeatLost,
+    /// The attempt outlived the absolute cap.
+    RunawayExpired,
+    /// An operator forces a running job back to pending (retry budget preserved).
+    Requeue,
+    /// An operator cancels a job that has not started.
+    Cancel,
+    /// A dependency ended without completing.
+    DependencyFailed {
+        /// The dependency's id.
+        dependency: String,
+    },
+    /// Every dependency completed.
+    DependenciesMet,
+}
+
+impl Event {
+    fn name(&self) -> &'static str {
+        match self {
+            Event::Claim => "claim",
+            Event::Complete { .. } => "complete",
+            Event::Fail { .. } => "fail",
+            Event::Suspend { .. } => "suspend",
+            Event::Defer { .. } => "defer",
+            Event::HeartbeatLost => "release stale lease",
+            Event::RunawayExpired => "expire runaway attempt",
+            Event::Requeue => "requeue",
+            Event::Cancel => "cancel",
+            Event::DependencyFailed { .. } => "cancel for failed dependency",
+            Event::DependenciesMet => "release dependencies",
+        }
+    }
+
+    fn fence(&self) -> Option<Fence> {
+        match self {
+            Event::Complete { fence }
+            | Event::Fail { fence, .. }
+            | Event::Suspend { fence, .. }
+            | Event::Defer { fence, .. } => Some(*fence),
+            _ => None,
+        }
+    }
+}
+
+/// What a store must write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Next {
+    /// New status.
+    pub status: JobStatus,
+    /// New attempt counter.
+    pub attempt: u32,
+    /// New `run_at` (Unix ms), when it changes.
+    pub run_at: Option<i64>,
+    /// New `started_at` (Unix ms), set by a claim.
+    pub started_at: Option<i64>,
+    /// `finished_at` (Unix ms), set on reaching a terminal status.
+    pub finished_at: Option<i64>,
+    /// New `last_error`, when it changes.
+    pub last_error: Option<String>,
+    /// Append a `job_errors` row with this text for the attempt that just ended.
+    pub error_record: Option<String>,
+    /// Write a dead-letter row.
+    pub dead_letter: bool,
+    /// Cancel every job that depends on this one (transitively).
+    pub cancel_dependents: bool,
+    /// Re-check the dependents of this job: they may now be runnable.
+    pub release_dependents: bool,
+    /// Record a metric row: `Some(true)` success, `Some(false)` failure.
+    pub metric: Option<bool>,
+    /// Clear worker id and heartbeat (the lease ends).
+    pub clear_lease: bool,
+    /// Clear the cooperative-cancel flag.
+    pub clear_cancel_request: bool,
+}
+
+impl Next {
+    fn to(status: JobStatus, attempt: u32) -> Self {
+        Next {
+            status,
+            attempt,
+            run_at: None,
+            started_at: None,
+            finished_at: None,
+            last_error: None,
+            error_record: None,
+            dead_letter: false,
+            cancel_dependents: false,
+            release_dependents: false,
+            metric: None,
+            clear_lease: false,
+            clear_cancel_request: false,
+        }
+    }
+}
+
+/// Why an event was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The fence does not match the running attempt: the write must be dropped.
+    Superseded,
+    /// The event makes no sense in the job's status.
+    Illegal {
+        /// The job's status.
+        from: JobStatus,
+        /// The event's name.
+        event: &'static str,
+    },
+}
+
+impl Refusal {
+    /// The refusal as an engine error naming the job.
+    pub fn into_error(self, job_id: &str) -> Error {
+        match self {
+            Refusal::Superseded => Error::Superseded(crate::JobId::from_trusted(job_id)),
+            Refusal::Illegal { from, event } => {
+                Error::Conflict(format!("job {job_id} is {from}: cannot {event}"))
+            }
+        }
+    }
+}
+
+/// Decides what `event` does to a job in `state` at `now` (Unix ms).
+pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Refusal> {
+    let illegal = || Refusal::Illegal { from: state.status, event: event.name() };
+    if let Some(fence) = event.fence() {
+        let current = state.status == JobStatus::Running
+            && state.attempt == fence.attempt
+            && state.started_at == Some(fence.started_at);
+        if !current {
+            return Err(Refusal::Superseded);
+        }
+    }
+    let given_back = state.attempt.saturating_sub(1);
+    match event {
+        Event::Claim => {
+            if !state.status.is_claimable() {
+                return Err(illegal());
+            }
+            let mut n = Next::to(JobStatus::Running, state.attempt + 1);
+            n.started_at = Some(now);
+            Ok(n)
+        }
+        Event::Complete { .. } => {
+            let mut n = Next::to(JobStatus::Completed, state.attempt);
+            n.finished_at = Some(now);
+            n.release_dependents = true;
+            n.metric = Some(true);
+            n.clear_lease = true;
+            Ok(n)
+        }
+        Event::Fail { error, retryable, .. } => {
+            Ok(failed_attempt(state, error.clone(), *retryable, now, true))
+        }
+        Event::Suspend { until, .. } => {
+            let mut n = Next::to(JobStatus::Suspended, given_back);
+            n.run_at = Some(*until);
+            n.clear_lease = true;
+            Ok(n)
+        }
+        Event::Defer { until, reason, .. } => {
+            let mut n = Next::to(JobStatus::Pending, given_back);
+            n.run_at = Some(*until);
+            n.last_error = Some(format!("deferred: {reason}"));
+            n.clear_lease = true;
+            Ok(n)
+        }
+        Event::HeartbeatLost => {
+            if state.status != JobStatus::Running {
+                return Err(illegal());
+            }
+            let msg = format!(
+                "{LEASE_HEARTBEAT_LOST}: no heartbeat from the worker holding attempt {}",
+                state.attempt
+            );
+            let mut n = failed_attempt(state, msg, true, now, false);
+            if n.status == JobStatus::Pending {
+                n.run_at = Some(now);
+            }
+            Ok(n)
+        }
+        Event::RunawayExpired => {
+            if state.status != JobStatus::Running {
+                return Err(illegal());
+            }
+            let msg =
+                format!("{LEASE_ABSOLUTE_CAP}: attempt {} exceeded the absolute lease cap", state.attempt);
+            Ok(failed_attempt(state, msg, true, now, true))
+        }
+        Event::Requeue => {
+            if state.status != JobStatus::Running {
+                return Err(illegal());
+            }
+            let mut n = Next::to(JobStatus::Pending, given_back);
+            n.run_at = Some(now);
+            n.clear_lease = true;
+            n.clear_cancel_request = true;
+            Ok(n)
+        }
+        Event::Cancel => {
+            if !matches!(state.status, JobStatus::Pending | JobStatus::Waiting | JobStatus::Suspended) {
+                return Err(illegal());
+            }
+            let mut n = Next::to(JobStatus::Cancelled, state.attempt);
+            n.finished_at = Some(now);
+            n.cancel_dependents = true;
+            Ok(n)
+        }
+        Event::DependencyFailed { dependency } => {
+            if !matches!(state.status, JobStatus::Pending | JobStatus::Waiting | JobStatus::Suspended) {
+                return Err(illegal());
+            }
+            let mut n = Next::to(JobStatus::Cancelled, state.attempt);
+            n.finished_at = Some(now);
+            n.cancel_dependents = true;
+            n.last_error = Some(format!("dependency {dependency} did not complete"));
+            Ok(n)
+        }
+        Event::DependenciesMet => {
+            if state.status != JobStatus::Waiting {
+                return Err(illegal());
+            }
+            Ok(Next::to(JobStatus::Pending, state.attempt))
+        }
+    }
+}
+
+fn failed_attempt(state: &JobState, error: String, retryable: bool, now: i64, metric: bool) -> Next {
+    let budget_left = state.attempt <= state.max_retries;
+    let mut n = if retryable && budget_left {
+        let mut n = Next::to(JobStatus::Pending, state.attempt);
+        let delay = state.backoff.delay_ms(&state.id, state.attempt);
+        n.run_at = Some(now.saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)));
+        n
+    } else {
+        let mut n = Next::to(if retryable { JobStatus::Dead } else { JobStatus::Failed }, state.attempt);
+        n.finished_at = Some(now);
+        n.dead_letter = retryable;
+        n.cancel_dependents = true;
+        n
+    };
+    n.last_error = Some(error.clone());
+    n.error_record = Some(error);
+    n.metric = metric.then_some(false);
+    n.clear_lease = true;
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn running(attempt: u32, max_retries: u32) -> JobState {
+        JobState {
+            id: "j1".into(),
+            status: JobStatus::Running,
+            attempt,
+            max_retries,
+            started_at: Some(100),
+            backoff: Backoff { base_ms: 10, max_ms: 100 },
+        }
+    }
+
+    #[test]
+    fn retries_until_the_budget_then_dead_letters() {
+        let fence = Fence { attempt: 1, started_at: 100 };
+        let n =
+            transition(&running(1, 1), &Event::Fail { fence, error: "boom".into(), retryable: true }, 200)
+                .unwrap();
+        assert_eq!(n.status, JobStatus::Pending);
+        assert!(n.run_at.unwrap() >= 200);
+        let fence = Fence { attempt: 2, started_at: 100 };
+        let n =
+            transition(&running(2, 1), &Event::Fail { fence, error: "boom".into(), retryable: true }, 300)
+                .unwrap();
+        assert_eq!(n.status, JobStatus::Dead);
+        assert!(n.dead_letter && n.cancel_dependents);
+        assert_eq!(n.error_record.as_deref(), Some("boom"));
+    }
+
+    #[test]
+    fn non_retryable_failure_is_terminal_without_dead_letter() {
+        let fence = Fence { attempt: 1, started_at: 100 };
+        let n = transition(&running(1, 5), &Event::Fail { fence, error: "bad".into(), retryable: false }, 1)
+            .unwrap();
+        assert_eq!(n.status, JobStatus::Failed);
+        assert!(!n.dead_letter);
+    }
+
+    #[test]
+    fn stale_fence_is_superseded() {
+        let stale = Fence { attempt: 1, started_at: 100 };
+        assert_eq!(
+            transition(&running(2, 3), &Event::Complete { fence: stale }, 1),
+            Err(Refusal::Superseded)
+        );
+        let mut done = running(1, 3);
+        done.status = JobStatus::Completed;
+        assert_eq!(transition(&done, &Event::Complete { fence: stale }, 1), Err(Refusal::Superseded));
+    }
+
+    #[test]
+    fn defer_and_suspend_give_the_attempt_back() {
+        let fence = Fence { attempt: 2, started_at: 100 };
+        let n = transition(&running(2, 3), &Event::Defer { fence, until: 500, reason: "later".into() }, 1)
+            .unwrap();
+        assert_eq!((n.status, n.attempt, n.run_at), (JobStatus::Pending, 1, Some(500)));
+        let n = transition(&running(2, 3), &Event::Suspend { fence, until: 600 }, 1).unwrap();
+        assert_eq!((n.status, n.attempt, n.run_at), (JobStatus::Suspended, 1, Some(600)));
+    }
+
+    #[test]
+    fn lease_tiers_stamp_their_prefixes() {
+        let n = transition(&running(1, 3), &Event::HeartbeatLost, 50).unwrap();
+        assert!(n.last_error.unwrap().starts_with(LEASE_HEARTBEAT_LOST));
+        assert_eq!(n.run_at, Some(50));
+        let n = transition(&running(4, 3), &Event::RunawayExpired, 50).unwrap();
+        assert!(n.last_error.unwrap().starts_with(LEASE_ABSOLUTE_CAP));
+        assert_eq!(n.status, JobStatus::Dead);
+    }
+
+    #[test]
+    fn cancel_only_before_running() {
+        let mut s = running(0, 3);
+        assert!(transition(&s, &Event::Cancel, 1).is_err());
+        s.status = JobStatus::Pending;
+        assert_eq!(transition(&s, &Event::Cancel, 1).unwrap().status, JobStatus::Cancelled);
+        assert_eq!(transition(&running(2, 3), &Event::Requeue, 1).unwrap().attempt, 1);
+        let err = transition(&s, &Event::Requeue, 1).unwrap_err().into_error("j1");
+        assert_eq!(err.code(), "CONFLICT");
+    }
+
+    fn any_status() -> impl Strategy<Value = JobStatus> {
+        prop::sample::select(JobStatus::ALL.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn terminal_jobs_never_move(status in any_status(), attempt in 0u32..10, now in 0i64..1_000_000) {
+            prop_assume!(status.is_terminal());
+            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: Some(1), backoff: Backoff::default() };
+            let fence = Fence { attempt, started_at: 1 };
+            for ev in [Event::Claim, Event::Complete { fence }, Event::HeartbeatLost, Event::Requeue, Event::Cancel, Event::DependenciesMet] {
+                prop_assert!(transition(&s, &ev, now).is_err());
+            }
+        }
+
+        #[test]
+        fn only_the_exact_fence_acks(attempt in 1u32..20, started in 0i64..1_000, da in 0u32..3, ds in 0i64..3) {
+            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries: 3, started_at: Some(started), backoff: Backoff::default() };
+            let fence = Fence { attempt: attempt + da, started_at: started + ds };
+            let r = transition(&s, &Event::Complete { fence }, 5);
+            prop_assert_eq!(r.is_ok(), da == 0 && ds == 0);
+        }
+
+        #[test]
+        fn a_failure_never_exceeds_the_budget(attempt in 1u32..20, max_retries in 0u32..10) {
+            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries, started_at: Some(0), backoff: Backoff::default() };
+            let fence = Fence { attempt, started_at: 0 };
+            let n = transition(&s, &Event::Fail { fence, error: "e".into(), retryable: true }, 10).unwrap();
+            prop_assert_eq!(n.status == JobStatus::Pending, attempt <= max_retries);
+            prop_assert_eq!(n.dead_letter, attempt > max_retries);
+        }
+
+        #[test]
+        fn claims_count_attempts(status in any_status(), attempt in 0u32..50) {
+            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: None, backoff: Backoff::default() };
+            match transition(&s, &Event::Claim, 7) {
+                Ok(n) => { prop_assert!(status.is_claimable()); prop_assert_eq!(n.attempt, attempt + 1); prop_assert_eq!(n.started_at, Some(7)); }
+                Err(_) => prop_assert!(!status.is_claimable()),
+            }
+        }
+    }
+}

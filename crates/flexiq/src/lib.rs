@@ -1,0 +1,1 @@
+//! Placeholder crate awaiting its implementation.
