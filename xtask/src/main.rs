@@ -1,1 +1,91 @@
-fn main() {}
+//! `cargo xtask`: the project's tasks in one place, so CI and people run the same commands.
+//!
+//! `ci` is what `.ci/run` calls: format check, clippy, the services the store suites need,
+//! every Rust test (each store's conformance suite included), the Python and Node suites.
+
+mod services;
+mod steps;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "flexiq project tasks")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum BenchStore {
+    Sqlite,
+    Pg,
+    Redis,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Everything CI checks: fmt, clippy, services, Rust tests, Python and Node suites.
+    Ci,
+    /// Rust tests only (starts the services the store suites need).
+    Test,
+    /// Python SDK: build into a virtualenv and run pytest.
+    Python,
+    /// Node SDK: build the addon and run node --test and tsc.
+    Node,
+    /// Make sure PostgreSQL and Redis answer on loopback, starting or installing them if not.
+    Services,
+    /// Criterion benchmarks.
+    Bench {
+        /// Which store's benches (default: SQLite store and runtime).
+        #[arg(long, value_enum)]
+        store: Option<BenchStore>,
+        /// The Python SDK benchmarks.
+        #[arg(long)]
+        py: bool,
+        /// The Node SDK benchmarks.
+        #[arg(long)]
+        node: bool,
+    },
+    /// The README's main job: the demo on an embedded SQLite file.
+    Demo,
+    /// Build the Python wheel and the Node addon package into target/dist.
+    Dist,
+    /// Build the Rust API docs.
+    Docs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.task {
+        Task::Ci => steps::ci(),
+        Task::Test => services::ensure().and_then(|()| steps::rust_tests()),
+        Task::Python => services::ensure().and_then(|()| steps::python()),
+        Task::Node => services::ensure().and_then(|()| steps::node()),
+        Task::Services => services::ensure(),
+        Task::Bench { store, py, node } => steps::bench(store, py, node),
+        Task::Demo => steps::demo(),
+        Task::Dist => steps::dist(),
+        Task::Docs => steps::docs(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub(crate) use steps::BenchTarget;
+
+impl From<BenchStore> for BenchTarget {
+    fn from(s: BenchStore) -> Self {
+        match s {
+            BenchStore::Sqlite => BenchTarget::Sqlite,
+            BenchStore::Pg => BenchTarget::Pg,
+            BenchStore::Redis => BenchTarget::Redis,
+        }
+    }
+}

@@ -1,1 +1,1 @@
-//! Placeholder crate awaiting its implementation.
+//! x
