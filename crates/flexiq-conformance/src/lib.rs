@@ -5,6 +5,13 @@
 //! per test: a new SQLite file, PostgreSQL schema or Redis key prefix) and stamps the suite out
 //! with [`conformance_suite!`], one `#[test]` per case, so a failure names its case.
 //! A case that meets `Error::Unsupported` fails: nothing is skipped silently.
+//!
+//! Cases live in [`cases`], one module per area (enqueue, unique keys, admission, dependencies,
+//! claim, concurrency, caps, pause, rate limits, revocation, acks and fences, heartbeats,
+//! leases, requeue, cancel, get, listings and cursors, stats, metrics, dead letters, purges,
+//! archive, replay, the job graph, partials, logs and progress, settings, leadership,
+//! retention, workers, schema, waits and namespaces). Every case controls time through the
+//! injected `now` ([`fixtures::T0`] plus offsets in ms) and checks errors by kind.
 
 use std::sync::Arc;
 

@@ -1,1 +1,323 @@
-fn main(){}
+//! PostgreSQL store benchmarks: enqueue (one at a time, 16 callers, bulk), draining with
+//! concurrent claim/ack loops, enqueue-to-claim wake-up latency, and a raw tokio-postgres
+//! baseline doing the same work with hand-written SQL.
+//!
+//! Needs the server in `FLEXIQ_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`);
+//! every group runs in its own schema, dropped at the end.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
+use flexiq_core::{EnqueueOptions, NewJob, Store};
+use flexiq_store_pg::{PgOptions, PgStore};
+use tokio::runtime::Runtime;
+
+fn url() -> String {
+    std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+fn job(queue: &str) -> NewJob {
+    let opts = EnqueueOptions { queue: Some(queue.to_string()), ..Default::default() };
+    NewJob::build("noop", b"{}".to_vec(), opts, now_ms()).unwrap()
+}
+
+async fn admin() -> tokio_postgres::Client {
+    let (c, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    c
+}
+
+async fn open(schema: &str, pool: usize) -> PgStore {
+    let opts = PgOptions { schema: schema.to_string(), pool_size: pool, ..Default::default() };
+    PgStore::connect(&url(), opts).await.unwrap()
+}
+
+async fn drop_schema(schema: &str) {
+    admin().await.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.unwrap();
+}
+
+async fn truncate(schema: &str) {
+    admin()
+        .await
+        .batch_execute(&format!("TRUNCATE \"{schema}\".jobs, \"{schema}\".task_metrics, \"{schema}\".job_errors"))
+        .await
+        .unwrap();
+}
+
+async fn enqueue_one(s: &PgStore) {
+    s.enqueue(EnqueueRequest { jobs: vec![job("bench")], max_pending: None, now: now_ms() }).await.unwrap();
+}
+
+/// Claims and acks until `left` reaches zero.
+async fn drain_loop(s: PgStore, left: Arc<AtomicU64>) {
+    loop {
+        if left.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now = now_ms();
+        let claimed = s
+            .claim(ClaimRequest { queues: vec!["bench".into()], limit: 100, worker_id: "w".into(), now })
+            .await
+            .unwrap();
+        if claimed.is_empty() {
+            tokio::task::yield_now().await;
+            continue;
+        }
+        let acks: Vec<Ack> = claimed
+            .iter()
+            .map(|c| Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } })
+            .collect();
+        let n = acks.len() as u64;
+        s.ack(acks, now).await.unwrap();
+        left.fetch_sub(n, Ordering::Relaxed);
+    }
+}
+
+fn store_benches(c: &mut Criterion) {
+    let rt = Runtime::new().unwrap();
+    let schema = format!("fq_bench_{}", uuid::Uuid::new_v4().simple());
+    let store = rt.block_on(open(&schema, 32));
+    let mut g = c.benchmark_group("pg");
+    g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("enqueue/1", |b| {
+        b.to_async(&rt).iter(|| enqueue_one(&store));
+    });
+
+    g.throughput(Throughput::Elements(16));
+    g.bench_function("enqueue/16", |b| {
+        b.to_async(&rt).iter(|| async {
+            let tasks: Vec<_> = (0..16)
+                .map(|_| {
+                    let s = store.clone();
+                    tokio::spawn(async move { enqueue_one(&s).await })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+    });
+
+    g.throughput(Throughput::Elements(10_000));
+    g.bench_function("enqueue_many/10000", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let store = store.clone();
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let jobs: Vec<NewJob> = (0..10_000).map(|_| job("bulk")).collect();
+                    let t = Instant::now();
+                    store.enqueue(EnqueueRequest { jobs, max_pending: None, now: now_ms() }).await.unwrap();
+                    total += t.elapsed();
+                }
+                total
+            }
+        });
+    });
+    rt.block_on(truncate(&schema));
+
+    g.throughput(Throughput::Elements(50_000));
+    g.bench_function("drain/8x100", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let store = store.clone();
+            let schema = schema.clone();
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    truncate(&schema).await;
+                    for _ in 0..5 {
+                        let jobs: Vec<NewJob> = (0..10_000).map(|_| job("bench")).collect();
+                        store.enqueue(EnqueueRequest { jobs, max_pending: None, now: now_ms() }).await.unwrap();
+                    }
+                    let left = Arc::new(AtomicU64::new(50_000));
+                    let t = Instant::now();
+                    let loops: Vec<_> = (0..8).map(|_| tokio::spawn(drain_loop(store.clone(), left.clone()))).collect();
+                    for l in loops {
+                        l.await.unwrap();
+                    }
+                    total += t.elapsed();
+                }
+                total
+            }
+        });
+    });
+    rt.block_on(truncate(&schema));
+
+    // An idle claimer on its own store (its own LISTEN connection) blocked in wait_for_work.
+    let claimer = rt.block_on(open(&schema, 2));
+    let samples: Arc<std::sync::Mutex<Vec<Duration>>> = Arc::default();
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("latency/enqueue_to_claim", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let (store, claimer, samples) = (store.clone(), claimer.clone(), samples.clone());
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let d = enqueue_to_claim(&store, &claimer).await;
+                    samples.lock().unwrap().push(d);
+                    total += d;
+                }
+                total
+            }
+        });
+    });
+    report_percentiles("pg/latency/enqueue_to_claim", &samples.lock().unwrap());
+    raw_benches(&rt, &schema, &mut g);
+    g.finish();
+    rt.block_on(async {
+        claimer.close().await.unwrap();
+        store.close().await.unwrap();
+        drop_schema(&schema).await;
+    });
+}
+
+/// One enqueue observed by a claimer that is already blocked in `wait_for_work`.
+async fn enqueue_to_claim(store: &PgStore, claimer: &PgStore) -> Duration {
+    let c2 = claimer.clone();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let waiter = tokio::spawn(async move {
+        let q = vec!["lat".to_string()];
+        let mut ready = Some(ready_tx);
+        loop {
+            let wait = c2.wait_for_work(&q, 2_000);
+            tokio::pin!(wait);
+            // Poll once so the waiter is registered before the producer is told to go.
+            let first = futures::poll!(wait.as_mut());
+            if let Some(r) = ready.take() {
+                let _ = r.send(());
+            }
+            if first.is_pending() {
+                wait.await.unwrap();
+            }
+            let got = c2
+                .claim(ClaimRequest { queues: q.clone(), limit: 1, worker_id: "lat".into(), now: now_ms() })
+                .await
+                .unwrap();
+            if !got.is_empty() {
+                return Instant::now();
+            }
+        }
+    });
+    ready_rx.await.unwrap();
+    // Let the waiter finish its due-work check and block.
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    let t = Instant::now();
+    store.enqueue(EnqueueRequest { jobs: vec![job("lat")], max_pending: None, now: now_ms() }).await.unwrap();
+    waiter.await.unwrap() - t
+}
+
+fn report_percentiles(id: &str, samples: &[Duration]) {
+    if samples.is_empty() {
+        return;
+    }
+    let mut s: Vec<Duration> = samples.to_vec();
+    s.sort();
+    let at = |p: f64| s[((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
+    eprintln!("{id}: {} samples, p50 {:?}, p99 {:?}", s.len(), at(0.50), at(0.99));
+}
+
+async fn raw_clients(n: usize) -> Vec<Arc<tokio_postgres::Client>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(Arc::new(admin().await));
+    }
+    out
+}
+
+/// The same work in hand-written SQL on plain tokio-postgres connections.
+fn raw_benches(rt: &Runtime, schema: &str, g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    let table = format!("\"{schema}\".raw_jobs");
+    let clients = rt.block_on(async {
+        let c = admin().await;
+        c.batch_execute(&format!(
+            "CREATE TABLE {table} (id uuid PRIMARY KEY, queue text NOT NULL, task text NOT NULL, payload bytea NOT NULL, \
+             priority int NOT NULL DEFAULT 0, status smallint NOT NULL DEFAULT 0, run_at bigint NOT NULL, created_at bigint NOT NULL); \
+             CREATE INDEX ON {table} (queue, priority DESC, run_at, id) WHERE status = 0;"
+        ))
+        .await
+        .unwrap();
+        raw_clients(16).await
+    });
+    let insert = format!(
+        "INSERT INTO {table} (id, queue, task, payload, run_at, created_at) VALUES ($1, 'bench', 'noop', $2, $3, $3)"
+    );
+    let raw_insert = |c: Arc<tokio_postgres::Client>, sql: String| async move {
+        let t = now_ms();
+        c.execute(&sql, &[&uuid::Uuid::now_v7(), &b"{}".to_vec(), &t]).await.unwrap();
+    };
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("raw_enqueue/1", |b| {
+        b.to_async(rt).iter(|| raw_insert(clients[0].clone(), insert.clone()));
+    });
+    g.throughput(Throughput::Elements(16));
+    g.bench_function("raw_enqueue/16", |b| {
+        b.to_async(rt).iter(|| async {
+            let tasks: Vec<_> =
+                clients.iter().map(|c| tokio::spawn(raw_insert(c.clone(), insert.clone()))).collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+    });
+    let claim = format!(
+        "WITH c AS (SELECT id FROM {table} WHERE status = 0 AND queue = 'bench' ORDER BY priority DESC, run_at, id \
+         LIMIT 100 FOR UPDATE SKIP LOCKED) UPDATE {table} j SET status = 1 FROM c WHERE j.id = c.id RETURNING j.id"
+    );
+    let ack = format!("UPDATE {table} SET status = 2 WHERE id = ANY($1)");
+    g.throughput(Throughput::Elements(50_000));
+    g.bench_function("raw_drain/8x100", |b| {
+        b.to_async(rt).iter_custom(|iters| {
+            let (clients, table, claim, ack) = (clients.clone(), table.clone(), claim.clone(), ack.clone());
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    clients[0]
+                        .batch_execute(&format!(
+                            "TRUNCATE {table}; INSERT INTO {table} (id, queue, task, payload, run_at, created_at) \
+                             SELECT gen_random_uuid(), 'bench', 'noop', '\\x7b7d', g, g FROM generate_series(1, 50000) g; \
+                             VACUUM ANALYZE {table};"
+                        ))
+                        .await
+                        .unwrap();
+                    let left = Arc::new(AtomicU64::new(50_000));
+                    let t = Instant::now();
+                    let loops: Vec<_> = clients[..8]
+                        .iter()
+                        .map(|c| {
+                            let (c, left, claim, ack) = (c.clone(), left.clone(), claim.clone(), ack.clone());
+                            tokio::spawn(async move {
+                                while left.load(Ordering::Relaxed) > 0 {
+                                    let rows = c.query(&claim, &[]).await.unwrap();
+                                    if rows.is_empty() {
+                                        tokio::task::yield_now().await;
+                                        continue;
+                                    }
+                                    let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.get(0)).collect();
+                                    c.execute(&ack, &[&ids]).await.unwrap();
+                                    left.fetch_sub(ids.len() as u64, Ordering::Relaxed);
+                                }
+                            })
+                        })
+                        .collect();
+                    for l in loops {
+                        l.await.unwrap();
+                    }
+                    total += t.elapsed();
+                }
+                total
+            }
+        });
+    });
+}
+
+criterion_group!(benches, store_benches);
+criterion_main!(benches);

@@ -1,1 +1,49 @@
-//! x
+//! flexiq-store-pg: flexiq's store on PostgreSQL, for many worker processes on many hosts
+//! sharing one database.
+//!
+//! [`PgStore`] implements every trait of [`flexiq_core::store`]. Its tables live in a
+//! configurable schema with embedded numbered migrations ([`PgStore::migrate_schema`] for
+//! deployments whose runtime role cannot issue DDL). Claims are batch `FOR UPDATE SKIP LOCKED`
+//! statements over per-status partial indexes; acks are fenced and applied in batches; rate
+//! limits and concurrency caps are enforced under the queue's state row lock so they hold
+//! across processes; wake-ups use LISTEN/NOTIFY on a dedicated connection with a poll as a
+//! safety net. Every status change is decided by [`flexiq_core::transition()`].
+
+mod ack;
+mod apply;
+mod claim;
+mod control;
+mod db;
+mod dead;
+mod enqueue;
+mod error;
+mod history;
+mod inspect;
+mod jobs;
+mod maintenance;
+mod migrate;
+mod notify;
+mod options;
+mod row;
+mod settings;
+mod store;
+mod waits;
+
+pub use options::{PgOptions, DEFAULT_SCHEMA};
+pub use store::PgStore;
+
+#[async_trait::async_trait]
+impl flexiq_core::Store for PgStore {
+    fn namespace(&self) -> &str {
+        &self.ns
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn close(&self) -> flexiq_core::Result<()> {
+        self.close_now();
+        Ok(())
+    }
+}

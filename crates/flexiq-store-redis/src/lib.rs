@@ -1,1 +1,49 @@
-//! Placeholder crate awaiting its implementation.
+//! flexiq-store-redis: the flexiq store on Redis, Valkey or Dragonfly.
+//!
+//! Every key of a namespace shares the hash tag `{prefix:namespace}`, so each Lua script
+//! touches one slot and the store runs unchanged on Redis Cluster. Enqueue and claim are
+//! single scripts; every other status change is decided by `flexiq_core::transition` in Rust
+//! and committed by a compare-and-set script guarded by per-job versions ([`plan`]). Jobs
+//! are hashes; listings are sorted sets keyed by time, so keyset pages are index seeks;
+//! per-queue status counters make stats O(1). Idle workers block on a marker key.
+//! See `docs/redis.md` for the key layout and operating notes.
+
+mod admin;
+mod codec;
+mod conn;
+mod control;
+mod error;
+mod history;
+mod inspect;
+mod jobs;
+mod keys;
+mod listing;
+mod options;
+mod plan;
+mod store;
+mod wake;
+
+use std::sync::atomic::Ordering;
+
+pub use options::RedisOptions;
+pub use store::RedisStore;
+
+#[async_trait::async_trait]
+impl flexiq_core::Store for RedisStore {
+    fn namespace(&self) -> &str {
+        &self.ctx.ns
+    }
+
+    fn backend(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn close(&self) -> flexiq_core::Result<()> {
+        if self.ctx.shared.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.ctx.waker.stop();
+        let _ = fred::interfaces::ClientLike::quit(&self.ctx.conn.pool).await;
+        Ok(())
+    }
+}

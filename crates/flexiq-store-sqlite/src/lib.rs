@@ -1,1 +1,41 @@
-//! Placeholder crate awaiting its implementation.
+//! flexiq-store-sqlite: flexiq's embedded store on one SQLite file.
+//!
+//! The file runs in WAL mode. One writer thread owns the write connection and group-commits:
+//! it drains every queued write into one `BEGIN IMMEDIATE` transaction, each operation in its
+//! own savepoint, and replies after the single commit. A small pool of reader threads serves
+//! lookups, listings and stats. Every status change goes through
+//! [`flexiq_core::transition`]. Per (namespace, queue, status) counters are kept in the same
+//! transactions, so stats and `count_pending` never scan jobs. Waiting claimers wake on an
+//! in-process signal, on another process's commit (seen through `PRAGMA data_version`), or when
+//! the next delayed job comes due. Several processes may share one file.
+//!
+//! ```no_run
+//! use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
+//! let store = SqliteStore::open("/var/lib/app/queue.db", SqliteOptions::default())?;
+//! # Ok::<(), flexiq_core::Error>(())
+//! ```
+
+mod apply;
+mod claim;
+mod control;
+mod dead;
+mod enqueue;
+mod error;
+mod history;
+mod inspect;
+mod jobs;
+mod maintenance;
+mod options;
+mod readers;
+mod rows;
+mod schema;
+mod settings;
+mod store;
+mod wait;
+mod wake;
+mod writer;
+
+pub mod plan;
+
+pub use options::{Durability, SqliteOptions};
+pub use store::SqliteStore;

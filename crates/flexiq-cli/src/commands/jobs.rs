@@ -1,0 +1,147 @@
+//! `flexiq jobs list | show`: keyset pages of jobs and one job in detail.
+//!
+//! Listing walks keyset pages only: the printed cursor goes back in as `--after`, so a walk
+//! is stable while jobs keep arriving. The cursor is opaque and bound to the filter; a
+//! garbage or foreign one is an invalid argument (exit 2), never a wrong page.
+
+use clap::Subcommand;
+use flexiq_core::{JobFilter, JobStatus};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::commands::view::JobView;
+use crate::connect::{open, Open};
+use crate::error::{CliError, CliResult};
+use crate::output::{opt_text, opt_time, short, table, time, Output};
+
+/// `flexiq jobs ...`
+#[derive(Debug, Subcommand)]
+pub enum JobsCmd {
+    /// Jobs newest first, one keyset page at a time.
+    List {
+        /// Only this status (pending, running, completed, failed, dead, cancelled, suspended, waiting).
+        #[arg(long)]
+        status: Option<String>,
+        /// Only this queue.
+        #[arg(long)]
+        queue: Option<String>,
+        /// Only this task.
+        #[arg(long)]
+        task: Option<String>,
+        /// Page size, 1 to 10,000.
+        #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
+        limit: i64,
+        /// The cursor printed by the previous page.
+        #[arg(long, value_name = "CURSOR")]
+        after: Option<String>,
+    },
+    /// One job: its fields, every failed attempt and its dependency graph.
+    Show {
+        /// The job id.
+        id: String,
+    },
+}
+
+/// One page as printed with `--json`.
+#[derive(Debug, Serialize)]
+struct PageView {
+    items: Vec<JobView>,
+    next_cursor: Option<String>,
+}
+
+/// Runs a `jobs` subcommand.
+pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
+    match cmd {
+        JobsCmd::List { status, queue, task, limit, after } => {
+            let status = status.as_deref().map(str::parse::<JobStatus>).transpose()?;
+            let filter = JobFilter { status, queue, task, ..Default::default() };
+            let q = open(g, Open::Existing).await?;
+            let page = q.list_jobs_after(&filter, limit, after.as_deref()).await?;
+            let view = PageView { items: page.items.iter().map(JobView::from).collect(), next_cursor: page.next_cursor };
+            out.emit(&view, || print_page(&view))
+        }
+        JobsCmd::Show { id } => show(g, &id, out).await,
+    }
+}
+
+fn print_page(page: &PageView) {
+    let mut t = table(["id", "queue", "task", "status", "attempt", "created", "run at", "finished", "last error"]);
+    for j in &page.items {
+        t.add_row(vec![
+            j.id.clone(),
+            j.queue.clone(),
+            j.task.clone(),
+            j.status.to_string(),
+            format!("{}/{}", j.attempt, j.max_retries + 1),
+            time(j.created_at),
+            time(j.run_at),
+            opt_time(j.finished_at),
+            short(&opt_text(j.last_error.as_deref()), 40),
+        ]);
+    }
+    println!("{t}");
+    match &page.next_cursor {
+        Some(c) => println!("{} jobs; next page: --after {c}", page.items.len()),
+        None => println!("{} jobs; last page", page.items.len()),
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct ShowView {
+    job: JobView,
+    errors: Vec<flexiq_core::JobError>,
+    dag: flexiq_core::JobDag,
+}
+
+async fn show(g: &GlobalArgs, id: &str, out: Output) -> CliResult {
+    let q = open(g, Open::Existing).await?;
+    let job = q.get_job(id).await?.ok_or_else(|| CliError::not_found(format!("job {id} not found")))?;
+    let errors = q.get_job_errors(id).await?;
+    let dag = q.job_dag(id).await?;
+    let view = ShowView { job: JobView::from(&job), errors, dag };
+    out.emit(&view, || print_job(&view))
+}
+
+fn print_job(v: &ShowView) {
+    let j = &v.job;
+    let mut t = table(["field", "value"]);
+    let rows: Vec<(&str, String)> = vec![
+        ("id", j.id.clone()),
+        ("namespace", j.namespace.clone()),
+        ("queue", j.queue.clone()),
+        ("task", j.task.clone()),
+        ("status", j.status.to_string()),
+        ("priority", j.priority.to_string()),
+        ("attempt", format!("{} of {}", j.attempt, j.max_retries + 1)),
+        ("created", time(j.created_at)),
+        ("run at", time(j.run_at)),
+        ("started", opt_time(j.started_at)),
+        ("finished", opt_time(j.finished_at)),
+        ("worker", opt_text(j.worker_id.as_deref())),
+        ("payload", short(&j.payload.display(), 80)),
+        ("result", short(&j.result.as_ref().map(|r| r.display()).unwrap_or_else(|| "-".into()), 80)),
+        ("last error", opt_text(j.last_error.as_deref())),
+        ("unique key", opt_text(j.unique_key.as_deref())),
+        ("metadata", opt_text(j.metadata.as_deref())),
+        ("progress", j.progress.map_or_else(|| "-".to_string(), |p| format!("{p:.0}%"))),
+        ("depends on", if j.depends_on.is_empty() { "-".into() } else { j.depends_on.join(", ") }),
+    ];
+    for (k, val) in rows {
+        t.add_row(vec![k.to_string(), val]);
+    }
+    println!("{t}");
+    if !v.errors.is_empty() {
+        let mut e = table(["attempt", "failed at", "error"]);
+        for err in &v.errors {
+            e.add_row(vec![err.attempt.to_string(), time(err.failed_at), short(&err.error, 80)]);
+        }
+        println!("failed attempts:\n{e}");
+    }
+    if !v.dag.edges.is_empty() {
+        let mut d = table(["job", "task", "status"]);
+        for n in &v.dag.nodes {
+            d.add_row(vec![n.id.clone(), n.task.clone(), n.status.to_string()]);
+        }
+        println!("dependency graph ({} edges):\n{d}", v.dag.edges.len());
+    }
+}

@@ -1,0 +1,12 @@
+//! The operations commands, one module per command group.
+
+pub mod contract;
+pub mod dlq;
+pub mod jobs;
+pub mod queue;
+pub mod requeue;
+pub mod retention;
+pub mod settings;
+pub mod stats;
+pub mod view;
+pub mod workers;

@@ -1,0 +1,12 @@
+//! Integration tests: run the built `flexiq` binary against temporary SQLite files.
+//!
+//! State is set up through the runtime (enqueue, a short-lived worker, a direct claim) or
+//! through the CLI itself, and every command's human and `--json` output is checked, along
+//! with the exit code and one-line message of bad arguments.
+
+mod demo;
+mod errors;
+mod fixture;
+mod jobs;
+mod ops;
+mod stores;

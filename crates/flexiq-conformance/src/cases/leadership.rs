@@ -1,0 +1,79 @@
+//! Leader leases: one holder per name until expiry, renewable by the holder.
+
+use crate::fixtures::{at, now, open};
+use crate::Harness;
+
+/// A free lease is taken, and `lease()` names the holder and expiry.
+pub async fn leadership_acquire_free_lease(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    assert!(s.lease("cleaner", now()).await.unwrap().is_none());
+    assert!(s.acquire_lease("cleaner", "a", 10_000, now()).await.unwrap());
+    let l = s.lease("cleaner", at(1)).await.unwrap().expect("held");
+    assert_eq!((l.name.as_str(), l.holder.as_str(), l.expires_at), ("cleaner", "a", at(10_000)));
+}
+
+/// Others are refused while the lease is held.
+pub async fn leadership_others_refused_until_expiry(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    assert!(s.acquire_lease("cleaner", "a", 10_000, now()).await.unwrap());
+    assert!(!s.acquire_lease("cleaner", "b", 10_000, at(9_999)).await.unwrap());
+    assert_eq!(s.lease("cleaner", at(9_999)).await.unwrap().unwrap().holder, "a");
+}
+
+/// A lapsed lease can be taken by someone else.
+pub async fn leadership_lapsed_lease_taken_over(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    assert!(s.acquire_lease("cleaner", "a", 10_000, now()).await.unwrap());
+    assert!(s.lease("cleaner", at(10_001)).await.unwrap().is_none());
+    assert!(s.acquire_lease("cleaner", "b", 10_000, at(10_001)).await.unwrap());
+    let l = s.lease("cleaner", at(10_002)).await.unwrap().unwrap();
+    assert_eq!((l.holder.as_str(), l.expires_at), ("b", at(20_001)));
+    assert!(!s.acquire_lease("cleaner", "a", 10_000, at(10_003)).await.unwrap());
+}
+
+/// The holder renews by acquiring again, pushing the expiry out.
+pub async fn leadership_holder_renews(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    assert!(s.acquire_lease("cleaner", "a", 10_000, now()).await.unwrap());
+    assert!(s.acquire_lease("cleaner", "a", 10_000, at(8_000)).await.unwrap());
+    assert_eq!(s.lease("cleaner", at(12_000)).await.unwrap().unwrap().expires_at, at(18_000));
+    assert!(!s.acquire_lease("cleaner", "b", 10_000, at(12_000)).await.unwrap());
+}
+
+/// Release by the holder frees the lease; release by anyone else is false.
+pub async fn leadership_release(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    assert!(s.acquire_lease("cleaner", "a", 10_000, now()).await.unwrap());
+    assert!(!s.release_lease("cleaner", "b").await.unwrap());
+    assert_eq!(s.lease("cleaner", at(1)).await.unwrap().unwrap().holder, "a");
+    assert!(s.release_lease("cleaner", "a").await.unwrap());
+    assert!(s.lease("cleaner", at(1)).await.unwrap().is_none());
+    assert!(!s.release_lease("cleaner", "a").await.unwrap());
+    assert!(s.acquire_lease("cleaner", "b", 10_000, at(2)).await.unwrap());
+}
+
+/// Leases of different names are independent.
+pub async fn leadership_names_are_independent(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    assert!(s.acquire_lease("cleaner", "a", 10_000, now()).await.unwrap());
+    assert!(s.acquire_lease("scheduler", "b", 10_000, now()).await.unwrap());
+    assert_eq!(s.lease("scheduler", at(1)).await.unwrap().unwrap().holder, "b");
+}
+
+/// Racing candidates for a free lease: exactly one wins.
+pub async fn leadership_race_has_one_winner(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(
+                async move { s.acquire_lease("cleaner", &format!("c{i}"), 10_000, now()).await.unwrap() },
+            )
+        })
+        .collect();
+    let mut wins = 0;
+    for t in tasks {
+        wins += usize::from(t.await.unwrap());
+    }
+    assert_eq!(wins, 1);
+}

@@ -1,0 +1,113 @@
+//! Lease expiry in two tiers: a lost heartbeat releases the job (`LEASE_HEARTBEAT_LOST`), an
+//! attempt past the absolute cap fails (`LEASE_ABSOLUTE_CAP`).
+
+use flexiq_core::store::AckKind;
+use flexiq_core::transition::{LEASE_ABSOLUTE_CAP, LEASE_HEARTBEAT_LOST};
+use flexiq_core::{AckOutcome, JobStatus};
+
+use crate::fixtures::{ack, at, fragile, get, job, now, open, start, take};
+use crate::Harness;
+
+/// A running job with no heartbeat for longer than the window goes back to pending, stamped.
+pub async fn lease_release_stale_stamps_heartbeat_lost(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, job("t", ""), now()).await;
+    assert_eq!(s.release_stale(60_000, at(60_001)).await.unwrap(), vec![c.job.id.clone()]);
+    let j = get(&*s, &c.job.id).await;
+    assert_eq!(j.status, JobStatus::Pending);
+    assert!(
+        j.last_error.as_deref().unwrap_or_default().starts_with(LEASE_HEARTBEAT_LOST),
+        "{:?}",
+        j.last_error
+    );
+    assert_eq!(j.run_at, at(60_001));
+    let errs = s.job_errors(&c.job.id).await.unwrap();
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].error.starts_with(LEASE_HEARTBEAT_LOST));
+    assert_eq!(errs[0].attempt, 1);
+}
+
+/// A job that started within the window is left alone.
+pub async fn lease_release_stale_spares_fresh_jobs(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, job("t", ""), now()).await;
+    assert!(s.release_stale(60_000, at(30_000)).await.unwrap().is_empty());
+    assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Running);
+}
+
+/// A released job's old fence is `Superseded`; the next claim runs a new attempt.
+pub async fn lease_released_job_old_fence_superseded(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let old = start(&*s, job("t", ""), now()).await;
+    s.release_stale(1_000, at(5_000)).await.unwrap();
+    let new = take(&*s, 1, at(5_001)).await.remove(0);
+    assert_eq!(new.job.id, old.job.id);
+    assert_eq!(new.fence.attempt, 2);
+    let out = ack(&*s, &old, AckKind::Complete { result: None }, at(5_002)).await;
+    assert_eq!(out, AckOutcome::Superseded);
+    assert_eq!(get(&*s, &old.job.id).await.status, JobStatus::Running);
+}
+
+/// A stale job with no budget left dies into the dead-letter queue.
+pub async fn lease_release_stale_exhausted_goes_dead(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, fragile("t", ""), now()).await;
+    assert_eq!(s.release_stale(1_000, at(2_000)).await.unwrap().len(), 1);
+    assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Dead);
+    let dead = s.dead_letters(None, 10, 0).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert!(dead[0].error.as_deref().unwrap_or_default().starts_with(LEASE_HEARTBEAT_LOST));
+}
+
+/// Only running jobs are released: pending and finished jobs are not touched.
+pub async fn lease_release_stale_only_touches_running(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let done = crate::fixtures::finish(&*s, job("t", ""), now()).await;
+    let running = start(&*s, job("t", ""), now()).await;
+    let pending = crate::fixtures::put(&*s, job("t", ""), now()).await;
+    let released = s.release_stale(1_000, at(10_000)).await.unwrap();
+    assert_eq!(released, vec![running.job.id.clone()]);
+    assert_eq!(get(&*s, &pending).await.status, JobStatus::Pending);
+    assert!(get(&*s, &pending).await.last_error.is_none());
+    assert_eq!(get(&*s, &done).await.status, JobStatus::Completed);
+}
+
+/// An attempt past the absolute cap fails with `LEASE_ABSOLUTE_CAP`, even while heartbeating.
+pub async fn lease_expire_runaway_stamps_absolute_cap(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, job("t", ""), now()).await;
+    s.heartbeat(vec![(c.job.id.clone(), c.fence)], at(59_000)).await.unwrap();
+    assert_eq!(s.expire_runaway(60_000, at(60_001)).await.unwrap(), vec![c.job.id.clone()]);
+    let j = get(&*s, &c.job.id).await;
+    assert_eq!(j.status, JobStatus::Pending, "budget left: retried");
+    assert!(
+        j.last_error.as_deref().unwrap_or_default().starts_with(LEASE_ABSOLUTE_CAP),
+        "{:?}",
+        j.last_error
+    );
+    let errs = s.job_errors(&c.job.id).await.unwrap();
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].error.starts_with(LEASE_ABSOLUTE_CAP));
+    let metrics = s.get_metrics(now(), None).await.unwrap();
+    assert_eq!(metrics.len(), 1);
+    assert!(!metrics[0].success);
+}
+
+/// An attempt within the cap is not expired.
+pub async fn lease_expire_runaway_spares_young_attempts(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, job("t", ""), now()).await;
+    assert!(s.expire_runaway(60_000, at(30_000)).await.unwrap().is_empty());
+    assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Running);
+}
+
+/// A runaway attempt with no budget left is dead and dead-lettered.
+pub async fn lease_expire_runaway_exhausted_goes_dead(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, fragile("t", ""), now()).await;
+    s.expire_runaway(1_000, at(2_000)).await.unwrap();
+    assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Dead);
+    assert_eq!(s.dead_letters(None, 10, 0).await.unwrap().len(), 1);
+    let out = ack(&*s, &c, AckKind::Complete { result: None }, at(2_001)).await;
+    assert_eq!(out, AckOutcome::Superseded);
+}

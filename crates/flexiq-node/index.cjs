@@ -1,0 +1,17 @@
+'use strict';
+// flexiq for Node: `const { Queue } = require('flexiq')`.
+
+const native = require('./native.cjs');
+const { Queue } = require('./lib/queue.cjs');
+const { Worker, JobContext } = require('./lib/worker.cjs');
+const { FlexiqError } = require('./lib/errors.cjs');
+
+/** The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...). */
+function reservedSettingPrefixes() {
+  return native.reservedSettingPrefixes();
+}
+
+/** The storage contract level this build speaks. */
+const CONTRACT_LEVEL = native.contractLevel();
+
+module.exports = { Queue, Worker, JobContext, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL };

@@ -1,0 +1,339 @@
+// Types of the `flexiq` package. Data shapes (Job, Stats, DeadJob, ...) and option objects
+// are generated from the addon's Rust doc comments into `native.d.ts`; this file types the
+// JavaScript layer on top (the Queue, workers, contexts and errors).
+//
+// Units: options a caller configures take seconds (fractions allowed) unless the name ends
+// in `Ms`; every timestamp reported back is Unix milliseconds and every window milliseconds.
+
+import type {
+  DeadJob,
+  DeadJobPage,
+  EffectiveRetention,
+  Job,
+  JobDag,
+  JobError,
+  JobPage,
+  ListFilter,
+  Metric,
+  MigrationSummary,
+  QueueOptions,
+  ReplayEntry,
+  RetentionOptions,
+  RetentionPreview,
+  Stats,
+  WorkerOptions,
+  WorkerStats,
+} from './native';
+
+export type {
+  DeadJob,
+  DagEdge,
+  DagNode,
+  EffectiveRetention,
+  Job,
+  JobDag,
+  JobError,
+  Metric,
+  MigrationSummary,
+  QueueOptions,
+  ReplayEntry,
+  RetentionCounts,
+  RetentionOptions,
+  RetentionPreview,
+  RetentionWindows,
+  Stats,
+  WorkerOptions,
+  WorkerStats,
+} from './native';
+
+/** A job's status. */
+export type JobStatus = Job['status'];
+
+/** One keyset page: pass `nextCursor` back as `after`; `null` means that was the last page. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Listing filter of `listJobs` / `listJobsAfter`. */
+export type JobFilter = Pick<ListFilter, 'status' | 'queue' | 'task' | 'limit' | 'offset'>;
+
+/** Listing filter of `listJobsFiltered` / `listJobsFilteredAfter`: adds substrings and a created-at range. */
+export interface JobFilterWide extends JobFilter {
+  /** Metadata JSON text contains this substring. */
+  metadataContains?: string;
+  /** Last error contains this substring. */
+  errorContains?: string;
+  /** Created at or after (Unix ms or a Date). */
+  createdAfter?: number | Date;
+  /** Created before (Unix ms or a Date). */
+  createdBefore?: number | Date;
+}
+
+/** Retry backoff in seconds: the first retry waits `base`, each next twice as long, capped at `max`. */
+export interface BackoffOptions {
+  /** Delay before the first retry (s, default 1). */
+  base?: number;
+  /** Upper bound of a retry delay (s, default 3600). */
+  max?: number;
+}
+
+/** Options of one enqueued job. */
+export interface EnqueueOptions {
+  /** Queue name (default `"default"`). */
+  queue?: string;
+  /** Higher runs first (a whole number, default 0). */
+  priority?: number;
+  /** Run no earlier than this many seconds from now. Exclusive with `runAt`. */
+  delay?: number;
+  /** Run no earlier than this time (Unix ms or a Date). Exclusive with `delay`. */
+  runAt?: number | Date;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** Retry backoff (seconds). */
+  backoff?: BackoffOptions;
+  /** Hard timeout of one attempt (s): `ctx.signal` aborts with `TIMEOUT` and the attempt fails. */
+  timeout?: number;
+  /** While a live job holds this key, enqueue resolves to that job's id instead. */
+  uniqueKey?: string;
+  /** A JSON object stored with the job (searchable with `metadataContains`). */
+  metadata?: Record<string, unknown>;
+  /** Ids of jobs (same namespace) that must complete first. */
+  dependsOn?: string[];
+  /** Fairness group. */
+  groupKey?: string;
+}
+
+/** One job of an `enqueueMany` batch. */
+export interface EnqueueItem {
+  task: string;
+  payload?: unknown;
+  options?: EnqueueOptions;
+}
+
+/** How long `result` / `stream` wait. */
+export interface WaitOptions {
+  /** Give up after this many ms with a `TIMEOUT` error (default: wait forever). */
+  timeoutMs?: number;
+  /** Longest single wait on the store between checks (ms, default 1000). */
+  pollMs?: number;
+}
+
+/** Options of a registered task, in seconds. */
+export interface TaskOptions {
+  /** Hard timeout of an attempt when the job carries none (s). */
+  timeout?: number;
+  /** Soft timeout (s): a hint; the attempt keeps running. */
+  softTimeout?: number;
+}
+
+/** Error codes flexiq raises. */
+export type FlexiqErrorCode =
+  | 'NOT_FOUND'
+  | 'INVALID_ARGUMENT'
+  | 'CONFLICT'
+  | 'SUPERSEDED'
+  | 'UNSUPPORTED'
+  | 'CONTRACT_TOO_OLD'
+  | 'CLOSED'
+  | 'TIMEOUT'
+  | 'QUEUE_FULL'
+  | 'BACKEND'
+  | 'JOB_FAILED'
+  | 'JOB_CANCELLED'
+  | 'LEASE_LOST'
+  | 'SHUTDOWN';
+
+/** Every error flexiq raises. `cause` carries the chain (for `JOB_FAILED`, the job's own error and stack). */
+export declare class FlexiqError extends Error {
+  constructor(code: FlexiqErrorCode | string, message: string, details?: { cause?: unknown } & Record<string, unknown>);
+  readonly name: 'FlexiqError';
+  /** What went wrong. */
+  readonly code: FlexiqErrorCode | string;
+  /** The job involved (`JOB_FAILED`, `JOB_CANCELLED`, `NOT_FOUND` of a job, `SUPERSEDED`). */
+  readonly jobId?: string;
+  /** The job's terminal status (`JOB_FAILED`, `JOB_CANCELLED`). */
+  readonly status?: JobStatus;
+  /** The job's last error (`JOB_FAILED`, `JOB_CANCELLED`). */
+  readonly jobError?: string;
+  /** The full queue (`QUEUE_FULL`). */
+  readonly queue?: string;
+  /** Pending jobs counted (`QUEUE_FULL`). */
+  readonly pending?: number;
+  /** The cap in force (`QUEUE_FULL`). */
+  readonly maxPending?: number;
+  /** Whether repeating the call may succeed (`BACKEND`). */
+  readonly retryable?: boolean;
+}
+
+/** One attempt of one job, as a handler sees it. */
+export declare class JobContext {
+  private constructor();
+  /** The job's id. */
+  readonly id: string;
+  /** This attempt's number (1-based). */
+  readonly attempt: number;
+  /** The task name. */
+  readonly task: string;
+  /** The queue the job came from. */
+  readonly queue: string;
+  /**
+   * Aborts when the attempt should stop: `requestCancel` (reason code `JOB_CANCELLED`), its
+   * timeout (`TIMEOUT`), a lost lease (`LEASE_LOST`), a shutdown past its deadline (`SHUTDOWN`).
+   */
+  readonly signal: AbortSignal;
+  /** Publishes a partial result (any JSON value); resolves to its sequence number (1, 2, ...). */
+  publish(partial: unknown): Promise<number>;
+  /** Appends a log line to the job. */
+  log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): Promise<void>;
+  /** Records progress, 0 to 100. */
+  setProgress(progress: number): Promise<void>;
+}
+
+/** A job handler: resolves to the job's result (JSON-serialised) or throws to fail the attempt. */
+export type Handler<P = any, R = unknown> = (payload: P, ctx: JobContext) => R | Promise<R>;
+
+/** A worker serving the tasks registered on its queue. */
+export declare class Worker {
+  private constructor();
+  /** The worker's id (stamped on the jobs it claims). */
+  readonly id: string;
+  /** Runs until `close()`; resolves with the worker's counters once it has shut down. */
+  run(): Promise<WorkerStats>;
+  /** Stops claiming, lets running handlers finish within `shutdownTimeout`, resolves once stopped. */
+  close(): Promise<void>;
+}
+
+/** A handle on one namespace of a store: SQLite file, PostgreSQL or Redis. */
+export declare class Queue {
+  /**
+   * Opens a queue: `{ dbPath }` for an SQLite file, or `{ url }` (`postgres://`, `redis://`,
+   * `sqlite://`), plus `namespace`, `autoMigrate`, `maxPending`, `retention` (seconds).
+   * Blocks until connected.
+   */
+  constructor(options: QueueOptions);
+  /** `"sqlite"`, `"postgres"` or `"redis"`. */
+  readonly backend: string;
+  /** The namespace every call is scoped to. */
+  readonly namespace: string;
+  /** Whether `close()` was called. */
+  readonly closed: boolean;
+  /** Releases the connections; later calls throw `CLOSED`. Idempotent. */
+  close(): Promise<void>;
+
+  /** Enqueues a job (payload JSON-serialised); resolves to its id. `QUEUE_FULL` past `maxPending`. */
+  enqueue(task: string, payload?: unknown, options?: EnqueueOptions): Promise<string>;
+  /** Enqueues a batch in one transaction (all or none); resolves to the ids in order. */
+  enqueueMany(items: EnqueueItem[]): Promise<string[]>;
+
+  /** A job's current state, or `null`. Synchronous. */
+  getJob(id: string): Job | null;
+  /** The deserialised result of a completed job, or `undefined` if not yet ready. Synchronous. */
+  getResult<R = unknown>(id: string): R | undefined;
+  /** Awaits a job's terminal result; rejects with `JOB_FAILED`, `JOB_CANCELLED` or `TIMEOUT`. */
+  result<R = unknown>(id: string, options?: WaitOptions): Promise<R | undefined>;
+  /** Async-iterates a job's published partials until it is terminal. */
+  stream<T = unknown>(id: string, options?: WaitOptions): AsyncGenerator<T, void, undefined>;
+  /** Requests cooperative cancellation of a running job (a pending one is cancelled outright). Synchronous. */
+  requestCancel(id: string): boolean;
+  /** Whether cancellation has been requested. Synchronous. */
+  isCancelRequested(id: string): boolean;
+  /** Cancels a pending job; `false` when it is running or terminal. Synchronous. */
+  cancelJob(id: string): boolean;
+  /** Forces a stuck running job back to pending, keeping its retry budget. Synchronous. */
+  requeueJob(id: string): boolean;
+
+  /** Jobs by status, queue or task, newest first (limit default 50). */
+  listJobs(filter?: JobFilter): Promise<Job[]>;
+  /** `listJobs` plus metadata / error substrings and a created-at range. */
+  listJobsFiltered(filter?: JobFilterWide): Promise<Job[]>;
+  /** Keyset-paginated `listJobs`; the filter's `offset` is ignored. */
+  listJobsAfter(filter?: JobFilter | null, after?: string | null): Promise<Page<Job>>;
+  /** Keyset-paginated `listJobsFiltered`. */
+  listJobsFilteredAfter(filter?: JobFilterWide | null, after?: string | null): Promise<Page<Job>>;
+  /** Every failed attempt, oldest first. */
+  getJobErrors(id: string): Promise<JobError[]>;
+  /** Re-enqueues a copy of a job (fresh id and retry budget); resolves to the new id. */
+  replayJob(id: string): Promise<string>;
+  /** Alias of `replayJob`. */
+  replay(id: string): Promise<string>;
+  /** Every replay of a job, newest first. */
+  getReplayHistory(id: string): Promise<ReplayEntry[]>;
+  /** Alias of `getReplayHistory`. */
+  replayHistory(id: string): Promise<ReplayEntry[]>;
+  /** The dependency graph reachable from a job: edges point dependency -> dependent. */
+  jobDag(id: string): Promise<JobDag>;
+  /** The archive, newest first (limit default 50). */
+  listArchived(limit?: number, offset?: number): Promise<Job[]>;
+  /** Keyset twin of `listArchived`, by completed time. */
+  listArchivedAfter(limit?: number, after?: string | null): Promise<Page<Job>>;
+
+  /** Counts by status over the namespace. */
+  stats(): Promise<Stats>;
+  /** Counts by status on one queue. */
+  statsByQueue(queue: string): Promise<Stats>;
+  /** Counts by status per known queue, empty queues included. */
+  statsAllQueues(): Promise<Record<string, Stats>>;
+  /** Raw per-execution metric rows recorded at or after `sinceMs` (Unix ms). */
+  getMetrics(sinceMs: number, task?: string): Promise<Metric[]>;
+  /** Pending jobs on one queue: the number `maxPending` is compared against. Synchronous. */
+  countPendingByQueue(queue: string): number;
+
+  /** Dead letters, newest first (limit default 10). */
+  deadLetters(limit?: number, offset?: number): Promise<DeadJob[]>;
+  /** Dead letters of one task. */
+  deadLettersByTask(taskName: string, limit?: number, offset?: number): Promise<DeadJob[]>;
+  /** Keyset-paginated `deadLetters`, by failed time. */
+  deadLettersAfter(limit?: number, after?: string | null): Promise<Page<DeadJob>>;
+  /** Re-enqueues a dead letter as a new job; resolves to its id. Takes the dead-letter id. */
+  retryDead(deadId: string): Promise<string>;
+  /** Discards one dead letter; `false` when unknown. */
+  deleteDead(deadId: string): Promise<boolean>;
+  /** Deletes dead letters older than `olderThanMs` ms; resolves to how many. */
+  purgeDead(olderThanMs: number): Promise<number>;
+  /** Deletes every dead letter of one task; resolves to how many. */
+  purgeDeadByTask(taskName: string): Promise<number>;
+
+  /** Pauses a queue for every worker of the namespace. */
+  pauseQueue(queue: string): void;
+  /** Resumes a paused queue. */
+  resumeQueue(queue: string): void;
+  /** Paused queues, sorted. */
+  listPausedQueues(): string[];
+  /** Deletes completed jobs that finished more than `olderThanMs` ms ago; resolves to how many. */
+  purgeCompleted(olderThanMs: number): Promise<number>;
+
+  /** What the elected cleaner last applied (windows ms, `reportedAt` Unix ms); `null` before any sweep. */
+  effectiveRetention(): EffectiveRetention | null;
+  /** Counts what a purge would delete now with `retention` (seconds) or the configured windows. */
+  dryRunRetention(retention?: RetentionOptions): Promise<RetentionPreview>;
+
+  /** A setting, or `null` when never set. */
+  getSetting(key: string): string | null;
+  /** Inserts or overwrites a setting. */
+  setSetting(key: string, value: string): void;
+  /** Compare-and-set (`expected` `null`: must be unset); `false` when another writer got there first. */
+  setSettingIf(key: string, expected: string | null, value: string): boolean;
+  /** Removes a setting; `false` when it did not exist. */
+  deleteSetting(key: string): boolean;
+  /** Every setting, runtime-owned keys included. */
+  listSettings(): Record<string, string>;
+
+  /** Applies pending schema changes; idempotent. */
+  migrate(): Promise<MigrationSummary>;
+  /** The lowest contract level that may open this storage. */
+  minContract(): number;
+  /** Moves the contract floor; a level this build does not speak is refused. */
+  setMinContract(level: number): void;
+
+  /** Registers a handler for `name`; workers created afterwards run it. Returns the queue. */
+  task<P = any, R = unknown>(name: string, handler: Handler<P, R>, options?: TaskOptions): this;
+  /** A worker for every task registered so far; `run()` starts it. */
+  worker(options?: WorkerOptions): Worker;
+}
+
+/** The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...). */
+export declare function reservedSettingPrefixes(): string[];
+
+/** The storage contract level this build speaks. */
+export declare const CONTRACT_LEVEL: number;

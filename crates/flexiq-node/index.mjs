@@ -1,0 +1,8 @@
+// flexiq for Node, as an ES module: `import { Queue } from 'flexiq'`.
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const flexiq = require('./index.cjs');
+
+export const { Queue, Worker, JobContext, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL } = flexiq;
+export default flexiq;

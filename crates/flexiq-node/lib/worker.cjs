@@ -1,0 +1,175 @@
+'use strict';
+// Workers and the `ctx` a handler receives.
+//
+// The addon runs the worker (claims, heartbeats, timeouts, acks) and calls one dispatch
+// function per claimed job; dispatch routes it to the registered handler and turns whatever
+// the handler returned or threw into an outcome object, so no user code ever runs inside
+// the addon's callback. Cancellation reaches `ctx.signal` through the abort callback.
+
+const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
+const { encode, decode, options } = require('./args.cjs');
+
+const WORKER_OPTIONS = new Set([
+  'concurrency',
+  'queues',
+  'workerId',
+  'prefetch',
+  'lease',
+  'pollInterval',
+  'shutdownTimeout',
+  'maintenance',
+]);
+
+const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/** The message and stack of whatever a handler threw. */
+function describe(err) {
+  if (err instanceof Error) {
+    const stack = typeof err.stack === 'string' ? err.stack : '';
+    return stack.includes(err.message) ? stack : `${err.name}: ${err.message}${stack ? `\n${stack}` : ''}`;
+  }
+  try {
+    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}
+
+/** One attempt of one job, as a handler sees it. */
+class JobContext {
+  #n;
+  #controllers;
+  #signal;
+
+  constructor(nativeCtx, controllers) {
+    this.#n = nativeCtx;
+    this.#controllers = controllers;
+  }
+
+  /** The job's id. */
+  get id() {
+    return this.#n.id;
+  }
+
+  /** This attempt's number (1-based). */
+  get attempt() {
+    return this.#n.attempt;
+  }
+
+  /** The task name. */
+  get task() {
+    return this.#n.task;
+  }
+
+  /** The queue the job came from. */
+  get queue() {
+    return this.#n.queue;
+  }
+
+  /**
+   * Aborts when the attempt should stop: a `requestCancel` (reason code `JOB_CANCELLED`),
+   * its timeout (`TIMEOUT`), a lost lease (`LEASE_LOST`) or a worker shutdown past its
+   * deadline (`SHUTDOWN`). `signal.reason` is a FlexiqError with that code.
+   */
+  get signal() {
+    if (this.#signal === undefined) {
+      const c = new AbortController();
+      this.#signal = c.signal;
+      const reason = this.#n.cancelReason();
+      if (reason) {
+        c.abort(abortReason(this.id, reason));
+      } else {
+        this.#controllers.set(this.#n.token, { controller: c, id: this.id });
+        this.#n.watchCancel();
+      }
+    }
+    return this.#signal;
+  }
+
+  /** Publishes a partial result (any JSON value); resolves to its sequence number. */
+  publish(partial) {
+    return callAsync(() => this.#n.publish(encode('partial', partial)));
+  }
+
+  /** Appends a log line to the job (`level`: debug, info, warn or error; default info). */
+  log(message, level = 'info') {
+    return callAsync(() => {
+      if (typeof message !== 'string') throw invalid('log message must be a string');
+      if (!LOG_LEVELS.has(level)) throw invalid(`log level ${JSON.stringify(level)} must be debug, info, warn or error`);
+      return this.#n.log(level, message);
+    });
+  }
+
+  /** Records progress, 0 to 100 (fenced: `SUPERSEDED` once another attempt owns the job). */
+  setProgress(progress) {
+    return callAsync(() => this.#n.setProgress(progress));
+  }
+}
+
+function abortReason(id, code) {
+  const what = {
+    JOB_CANCELLED: 'cancellation was requested',
+    TIMEOUT: 'the attempt timed out',
+    LEASE_LOST: 'the worker lost its lease',
+    SHUTDOWN: 'the worker is shutting down',
+  }[code];
+  return new FlexiqError(code, `job ${id}: ${what ?? code}`, { jobId: id });
+}
+
+class Worker {
+  #native;
+  #handlers;
+  #running;
+
+  constructor(nativeQueue, tasks, opts) {
+    const o = options('worker options', opts, WORKER_OPTIONS);
+    if (tasks.size === 0) throw invalid('a worker needs at least one task: register handlers with queue.task()');
+    const specs = [...tasks].map(([name, t]) => ({ name, timeout: t.timeout, softTimeout: t.softTimeout }));
+    this.#native = callSync(() => nativeQueue.createWorker(o, specs));
+    this.#handlers = new Map([...tasks].map(([name, t]) => [name, t.handler]));
+  }
+
+  /** The worker's id (stamped on the jobs it claims). */
+  get id() {
+    return this.#native.id;
+  }
+
+  /**
+   * Runs until `close()`: claims jobs and runs their handlers. Resolves with the worker's
+   * counters once it has shut down.
+   */
+  run() {
+    if (this.#running) return this.#running;
+    const handlers = this.#handlers;
+    const controllers = new Map();
+    const dispatch = async (nctx) => {
+      const token = nctx.token;
+      try {
+        const handler = handlers.get(nctx.task);
+        if (handler === undefined) return { ok: false, error: `no handler for task ${nctx.task}`, retryable: true };
+        const ctx = new JobContext(nctx, controllers);
+        const value = await handler(decode(nctx.payload), ctx);
+        const result = value === undefined ? undefined : JSON.stringify(value);
+        return { ok: true, result };
+      } catch (err) {
+        return { ok: false, error: describe(err), retryable: err?.retryable === false ? false : undefined };
+      } finally {
+        controllers.delete(token);
+      }
+    };
+    const abort = (event) => {
+      const entry = controllers.get(event.token);
+      if (entry) entry.controller.abort(abortReason(entry.id, event.reason));
+    };
+    this.#running = callAsync(() => this.#native.run(dispatch, abort));
+    return this.#running;
+  }
+
+  /** Stops claiming, lets running handlers finish (see `shutdownTimeout`) and resolves once stopped. */
+  async close() {
+    this.#native.close();
+    if (this.#running) await this.#running;
+  }
+}
+
+module.exports = { Worker, JobContext };

@@ -1,0 +1,140 @@
+//! `NativeJobContext`: one attempt of one job, as a JS handler sees it.
+//!
+//! The JS layer wraps it in the `ctx` handed to handlers. Cancellation reaches JS lazily:
+//! the first time a handler reads `ctx.signal`, the JS layer calls [`NativeJobContext::watch_cancel`],
+//! which waits on the attempt's cancellation token and, when it fires, calls the worker's
+//! abort callback with this attempt's token and the reason.
+
+use std::sync::Arc;
+
+use flexiq_runtime::{CancelReason, JobContext};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Status;
+use napi_derive::napi;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{IntoNapi, Result};
+
+/// What the abort callback receives.
+#[napi(object)]
+pub struct AbortEvent {
+    /// The attempt's token (`NativeJobContext.token`).
+    pub token: u32,
+    /// `JOB_CANCELLED`, `TIMEOUT`, `LEASE_LOST` or `SHUTDOWN`.
+    pub reason: String,
+}
+
+/// The worker's abort callback.
+pub(crate) type AbortFn = ThreadsafeFunction<AbortEvent, (), AbortEvent, Status, false>;
+
+/// The `code` a cancellation reason is reported with on `ctx.signal.reason`.
+pub(crate) fn reason_code(r: Option<CancelReason>) -> &'static str {
+    match r {
+        Some(CancelReason::Requested) | None => "JOB_CANCELLED",
+        Some(CancelReason::HardTimeout) => "TIMEOUT",
+        Some(CancelReason::LeaseLost) => "LEASE_LOST",
+        Some(CancelReason::Shutdown) => "SHUTDOWN",
+    }
+}
+
+/// One attempt of one job.
+#[napi]
+pub struct NativeJobContext {
+    pub(crate) ctx: JobContext,
+    pub(crate) token: u32,
+    pub(crate) abort: Arc<AbortFn>,
+    /// Cancelled when the attempt's handler settles (or its future is dropped).
+    pub(crate) done: CancellationToken,
+}
+
+#[napi]
+impl NativeJobContext {
+    /// The job's id.
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.ctx.id().to_string()
+    }
+
+    /// This attempt's number (1-based).
+    #[napi(getter)]
+    pub fn attempt(&self) -> u32 {
+        self.ctx.attempt()
+    }
+
+    /// The task name.
+    #[napi(getter)]
+    pub fn task(&self) -> String {
+        self.ctx.task().to_string()
+    }
+
+    /// The queue the job came from.
+    #[napi(getter)]
+    pub fn queue(&self) -> String {
+        self.ctx.job().queue.clone()
+    }
+
+    /// The payload as JSON text.
+    #[napi(getter)]
+    pub fn payload(&self) -> String {
+        String::from_utf8_lossy(self.ctx.payload()).into_owned()
+    }
+
+    /// The attempt's token, which the abort callback names.
+    #[napi(getter)]
+    pub fn token(&self) -> u32 {
+        self.token
+    }
+
+    /// Whether the attempt was told to stop.
+    #[napi]
+    pub fn is_cancelled(&self) -> bool {
+        self.ctx.is_cancelled()
+    }
+
+    /// Why it was told to stop (`JOB_CANCELLED`, `TIMEOUT`, `LEASE_LOST`, `SHUTDOWN`), once it was.
+    #[napi]
+    pub fn cancel_reason(&self) -> Option<&'static str> {
+        self.ctx.is_cancelled().then(|| reason_code(self.ctx.cancel_reason()))
+    }
+
+    /// Starts forwarding this attempt's cancellation to the abort callback.
+    #[napi]
+    pub fn watch_cancel(&self) {
+        let cancel = self.ctx.cancellation().clone();
+        let done = self.done.clone();
+        let ctx = self.ctx.clone();
+        let abort = self.abort.clone();
+        let token = self.token;
+        napi::bindgen_prelude::spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => {
+                    let reason = reason_code(ctx.cancel_reason()).to_string();
+                    abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+                _ = done.cancelled() => {}
+            }
+        });
+    }
+
+    /// Publishes a partial result (JSON text); resolves to its sequence number (1, 2, ...).
+    #[napi]
+    pub async fn publish(&self, data: String) -> Result<f64> {
+        let ctx = self.ctx.clone();
+        Ok(ctx.publish_partial(data.into_bytes()).await.napi()? as f64)
+    }
+
+    /// Appends a log line (`level` such as `info`, `warn`, `error`) to the job.
+    #[napi]
+    pub async fn log(&self, level: String, message: String) -> Result<()> {
+        let ctx = self.ctx.clone();
+        ctx.log(&level, &message).await.napi()
+    }
+
+    /// Records progress (0 to 100), fenced to this attempt: `SUPERSEDED` once another
+    /// attempt owns the job.
+    #[napi]
+    pub async fn set_progress(&self, progress: f64) -> Result<()> {
+        let ctx = self.ctx.clone();
+        ctx.set_progress(progress).await.napi()
+    }
+}

@@ -1,0 +1,23 @@
+//! flexiq's Node SDK: the napi-rs addon behind the `flexiq` npm package.
+//!
+//! This crate is a thin bridge to `flexiq-runtime`: it parses what JavaScript passes in,
+//! calls the runtime and maps its errors; it holds no SQL, retry or state-machine logic. The
+//! package's JS layer (`index.cjs` and `lib/`) wraps these classes into the public `Queue`:
+//! it JSON-serialises payloads and results, turns errors into `FlexiqError`s with a `code`,
+//! makes partial streams async iterators and wraps user handlers for the worker.
+//!
+//! Calls the spec makes synchronous (index-backed point reads and writes such as `getJob`,
+//! `countPendingByQueue`, settings) block on the runtime; everything else returns a Promise
+//! and runs on the addon's tokio threads, off the JS event loop.
+
+mod admin;
+mod args;
+mod context;
+mod error;
+mod jobs;
+mod listing;
+mod options;
+mod queue;
+mod stats;
+mod types;
+mod worker;

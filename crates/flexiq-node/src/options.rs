@@ -1,0 +1,256 @@
+//! The option objects JavaScript passes in, and their conversion to the runtime's types.
+//!
+//! Durations a caller configures are in **seconds** (fractions allowed) unless the name ends
+//! in `Ms`; timestamps are Unix milliseconds. Every number is checked by [`crate::args`], so
+//! NaN, fractions where a count is expected and negative values are `INVALID_ARGUMENT` before
+//! anything is written.
+
+use flexiq_core::{Backoff, EnqueueOptions, JobFilter, JobStatus, Retention};
+use flexiq_runtime::{ConnectOptions, Durability};
+use napi_derive::napi;
+
+use crate::args;
+use crate::error::{invalid, IntoNapi, Result};
+
+/// How to open a queue: exactly one of `dbPath` (SQLite) or `url`.
+#[napi(object)]
+pub struct QueueOptions {
+    /// An SQLite database file (created if missing).
+    pub db_path: Option<String>,
+    /// `sqlite:///abs/path.db`, `postgres://user@host/db?schema=name` or
+    /// `redis://host:6379?prefix=name`.
+    pub url: Option<String>,
+    /// The namespace every call is scoped to (default `"default"`).
+    pub namespace: Option<String>,
+    /// Apply pending schema migrations when opening (default `true`); with `false`, call
+    /// `migrate()` before using fresh storage.
+    pub auto_migrate: Option<bool>,
+    /// Admission cap: an enqueue that would take a queue past this many pending jobs (the
+    /// number `countPendingByQueue` returns) is rejected with `QUEUE_FULL`.
+    pub max_pending: Option<f64>,
+    /// Retention windows (seconds) this process would apply: used by `dryRunRetention()` and
+    /// by a worker's retention sweep. Default: the recommended windows.
+    pub retention: Option<RetentionOptions>,
+    /// SQLite commit durability: `"normal"` (default, survives a process crash) or `"full"`
+    /// (every commit on disk before it returns).
+    #[napi(ts_type = "'normal' | 'full'")]
+    pub durability: Option<String>,
+    /// SQLite read connections.
+    pub read_connections: Option<f64>,
+    /// SQLite busy timeout (ms).
+    pub busy_timeout_ms: Option<f64>,
+    /// PostgreSQL pool size.
+    pub pool_size: Option<f64>,
+}
+
+impl QueueOptions {
+    /// The store URL and connect options, checked.
+    pub(crate) fn resolve(self) -> Result<(String, ConnectOptions)> {
+        let url = match (self.db_path, self.url) {
+            (Some(_), Some(_)) => return Err(invalid("give dbPath or url, not both")),
+            (None, None) => return Err(invalid("give dbPath (SQLite) or url (postgres://, redis://, sqlite://)")),
+            (Some(p), None) => {
+                if p.contains("://") {
+                    return Err(invalid(format!("dbPath {p:?} is a url: pass it as url")));
+                }
+                if p.trim().is_empty() {
+                    return Err(invalid("dbPath must not be empty"));
+                }
+                p
+            }
+            (None, Some(u)) => u,
+        };
+        let mut o = ConnectOptions::default();
+        if let Some(ns) = self.namespace {
+            o.namespace = ns;
+        }
+        if let Some(m) = self.auto_migrate {
+            o.auto_migrate = m;
+        }
+        if let Some(m) = self.max_pending {
+            o.max_pending = Some(args::int("maxPending", m, 1, i64::MAX)? as u64);
+        }
+        if let Some(r) = self.retention {
+            o.retention = Some(r.resolve()?);
+        }
+        o.durability = match self.durability.as_deref() {
+            None | Some("normal") => Durability::Normal,
+            Some("full") => Durability::Full,
+            Some(other) => return Err(invalid(format!("durability {other:?} must be \"normal\" or \"full\""))),
+        };
+        if let Some(n) = self.read_connections {
+            o.read_connections = Some(args::int("readConnections", n, 1, 1_024)? as usize);
+        }
+        if let Some(ms) = self.busy_timeout_ms {
+            o.busy_timeout_ms = Some(args::millis("busyTimeoutMs", ms)?);
+        }
+        if let Some(n) = self.pool_size {
+            o.pool_size = Some(args::int("poolSize", n, 1, 1_024)? as usize);
+        }
+        o.validate().napi()?;
+        Ok((url, o))
+    }
+}
+
+/// Retention windows in **seconds** per table; an unset window keeps that table forever.
+#[napi(object)]
+pub struct RetentionOptions {
+    /// Archived jobs (s).
+    pub archived_jobs: Option<f64>,
+    /// Dead letters (s).
+    pub dead_letter: Option<f64>,
+    /// Task logs (s).
+    pub task_logs: Option<f64>,
+    /// Task metrics (s).
+    pub task_metrics: Option<f64>,
+    /// Job errors (s).
+    pub job_errors: Option<f64>,
+}
+
+impl RetentionOptions {
+    /// The engine's retention, checked (whole seconds, 1 or more).
+    pub(crate) fn resolve(self) -> Result<Retention> {
+        let w = |what: &str, v: Option<f64>| -> Result<Option<u64>> {
+            v.map(|s| args::int(what, s, 1, i64::MAX / 1_000).map(|s| s as u64)).transpose()
+        };
+        let r = Retention {
+            archived_jobs: w("retention.archivedJobs", self.archived_jobs)?,
+            dead_letter: w("retention.deadLetter", self.dead_letter)?,
+            task_logs: w("retention.taskLogs", self.task_logs)?,
+            task_metrics: w("retention.taskMetrics", self.task_metrics)?,
+            job_errors: w("retention.jobErrors", self.job_errors)?,
+        };
+        r.validate().napi()?;
+        Ok(r)
+    }
+}
+
+/// Retry backoff, in **seconds**: the first retry waits `base`, each next one twice as long,
+/// capped at `max` (defaults 1 s and 3,600 s).
+#[napi(object)]
+pub struct BackoffOptions {
+    /// Delay before the first retry (s).
+    pub base: Option<f64>,
+    /// Upper bound of any retry delay (s).
+    pub max: Option<f64>,
+}
+
+/// Options of one enqueued job.
+#[napi(object)]
+pub struct JobOptions {
+    /// Queue name (default `"default"`).
+    pub queue: Option<String>,
+    /// Higher runs first (a whole number, default 0).
+    pub priority: Option<f64>,
+    /// Run no earlier than this many **seconds** from now. Exclusive with `runAt`.
+    pub delay: Option<f64>,
+    /// Run no earlier than this time (Unix ms). Exclusive with `delay`.
+    pub run_at: Option<f64>,
+    /// Retries after the first attempt (default 3).
+    pub max_retries: Option<f64>,
+    /// Retry backoff (seconds).
+    pub backoff: Option<BackoffOptions>,
+    /// Hard timeout of one attempt, in **seconds**.
+    pub timeout: Option<f64>,
+    /// While a live job holds this key, enqueue returns that job's id instead.
+    pub unique_key: Option<String>,
+    /// Metadata object, stored as JSON (the JS layer serialises it).
+    #[napi(ts_type = "string")]
+    pub metadata: Option<String>,
+    /// Ids of jobs (same namespace) that must complete first.
+    pub depends_on: Option<Vec<String>>,
+    /// Fairness group.
+    pub group_key: Option<String>,
+}
+
+impl JobOptions {
+    /// The engine's enqueue options, numbers checked.
+    pub(crate) fn resolve(self) -> Result<EnqueueOptions> {
+        let backoff = match self.backoff {
+            None => None,
+            Some(b) => {
+                let d = Backoff::default();
+                Some(Backoff {
+                    base_ms: b.base.map_or(Ok(d.base_ms), |s| args::secs_to_ms("backoff.base", s))?,
+                    max_ms: b.max.map_or(Ok(d.max_ms), |s| args::secs_to_ms("backoff.max", s))?,
+                })
+            }
+        };
+        Ok(EnqueueOptions {
+            queue: self.queue,
+            priority: self
+                .priority
+                .map(|p| args::int("priority", p, i64::from(i32::MIN), i64::from(i32::MAX)).map(|p| p as i32))
+                .transpose()?,
+            delay_ms: self.delay.map(|d| args::secs_to_ms("delay", d)).transpose()?,
+            run_at: self.run_at.map(|t| args::unix_ms("runAt", t)).transpose()?,
+            max_retries: self
+                .max_retries
+                .map(|r| args::int("maxRetries", r, 0, i64::from(u32::MAX)).map(|r| r as u32))
+                .transpose()?,
+            backoff,
+            timeout_ms: self.timeout.map(|t| args::secs_to_ms("timeout", t)).transpose()?,
+            unique_key: self.unique_key,
+            metadata: self.metadata,
+            depends_on: self.depends_on.unwrap_or_default(),
+            group_key: self.group_key,
+            workflow_run_id: None,
+            workflow_stage_id: None,
+        })
+    }
+}
+
+/// One job of an `enqueueMany` batch (the JS layer builds these).
+#[napi(object)]
+pub struct EnqueueManyItem {
+    /// Task name.
+    pub task: String,
+    /// The payload as JSON text.
+    pub payload: String,
+    /// Its options.
+    pub options: Option<JobOptions>,
+}
+
+/// What a job listing matches, and the page to return.
+#[napi(object)]
+pub struct ListFilter {
+    /// Only this status.
+    #[napi(ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'")]
+    pub status: Option<String>,
+    /// Only this queue.
+    pub queue: Option<String>,
+    /// Only this task.
+    pub task: Option<String>,
+    /// Metadata JSON text contains this substring (`listJobsFiltered*` only).
+    pub metadata_contains: Option<String>,
+    /// Last error contains this substring (`listJobsFiltered*` only).
+    pub error_contains: Option<String>,
+    /// Created at or after (Unix ms) (`listJobsFiltered*` only).
+    pub created_after: Option<f64>,
+    /// Created before (Unix ms) (`listJobsFiltered*` only).
+    pub created_before: Option<f64>,
+    /// Page size, 1 to 10,000 (default 50).
+    pub limit: Option<f64>,
+    /// Rows to skip (default 0; ignored by the keyset forms).
+    pub offset: Option<f64>,
+}
+
+/// Default page size of job listings.
+pub(crate) const DEFAULT_JOB_LIMIT: i64 = 50;
+
+impl ListFilter {
+    /// The engine's filter plus the limit and offset.
+    pub(crate) fn resolve(self) -> Result<(JobFilter, i64, i64)> {
+        let status = self.status.map(|s| s.parse::<JobStatus>()).transpose().napi()?;
+        let filter = JobFilter {
+            status,
+            queue: self.queue,
+            task: self.task,
+            metadata_contains: self.metadata_contains,
+            error_contains: self.error_contains,
+            created_after: self.created_after.map(|t| args::unix_ms("createdAfter", t)).transpose()?,
+            created_before: self.created_before.map(|t| args::unix_ms("createdBefore", t)).transpose()?,
+        };
+        Ok((filter, args::limit(self.limit, DEFAULT_JOB_LIMIT)?, args::offset(self.offset)?))
+    }
+}

@@ -1,0 +1,102 @@
+//! The `NativeQueue` class: opening, closing and enqueuing.
+//!
+//! The JS `Queue` (lib/queue.cjs) wraps one of these. Each call parses its arguments
+//! synchronously, clones the runtime handle and either blocks on the runtime (the calls the
+//! spec makes synchronous: index-backed point reads and writes) or returns a Promise whose
+//! work runs on the addon's tokio threads, off the JS event loop. After `close()` every call
+//! fails with `CLOSED`.
+
+use std::sync::Arc;
+
+use flexiq_runtime::{EnqueueItem, Queue};
+use napi::bindgen_prelude::block_on;
+use napi_derive::napi;
+use parking_lot::RwLock;
+
+use crate::error::{closed, IntoNapi, Result};
+use crate::options::{EnqueueManyItem, JobOptions, QueueOptions};
+
+/// A handle on one namespace of a store (SQLite file, PostgreSQL or Redis).
+#[napi]
+pub struct NativeQueue {
+    inner: Arc<RwLock<Option<Queue>>>,
+    backend: &'static str,
+    namespace: String,
+}
+
+impl NativeQueue {
+    /// The runtime handle, or `CLOSED`.
+    pub(crate) fn queue(&self) -> Result<Queue> {
+        self.inner.read().clone().ok_or_else(|| closed(&format!("queue on namespace {}", self.namespace)))
+    }
+}
+
+#[napi]
+impl NativeQueue {
+    /// Opens the store named by `options` (creating and migrating it unless
+    /// `autoMigrate: false`). Blocks until connected.
+    #[napi(constructor)]
+    pub fn new(options: QueueOptions) -> Result<Self> {
+        let (url, opts) = options.resolve()?;
+        let queue = block_on(flexiq_runtime::connect(&url, opts)).napi()?;
+        Ok(NativeQueue {
+            backend: queue.backend(),
+            namespace: queue.namespace().to_string(),
+            inner: Arc::new(RwLock::new(Some(queue))),
+        })
+    }
+
+    /// The backend: `"sqlite"`, `"postgres"` or `"redis"`.
+    #[napi(getter)]
+    pub fn backend(&self) -> &'static str {
+        self.backend
+    }
+
+    /// The namespace every call is scoped to.
+    #[napi(getter)]
+    pub fn namespace(&self) -> String {
+        self.namespace.clone()
+    }
+
+    /// Whether `close()` was called.
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// Releases the store's connections. Idempotent; every later call fails with `CLOSED`.
+    #[napi]
+    pub async fn close(&self) -> Result<()> {
+        let queue = self.inner.write().take();
+        if let Some(q) = queue {
+            q.close().await.napi()?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues one job whose payload is JSON text; resolves to its id (an existing job's id
+    /// when its unique key deduplicated it).
+    #[napi]
+    pub async fn enqueue(&self, task: String, payload: String, options: Option<JobOptions>) -> Result<String> {
+        let opts = options.map(JobOptions::resolve).transpose()?.unwrap_or_default();
+        let q = self.queue()?;
+        Ok(q.enqueue(&task, payload.into_bytes(), opts).await.napi()?.to_string())
+    }
+
+    /// Enqueues a batch in one transaction (all or none); resolves to the ids in order.
+    #[napi]
+    pub async fn enqueue_many(&self, items: Vec<EnqueueManyItem>) -> Result<Vec<String>> {
+        let items = items
+            .into_iter()
+            .map(|i| {
+                Ok(EnqueueItem {
+                    task: i.task,
+                    payload: i.payload.into_bytes(),
+                    options: i.options.map(JobOptions::resolve).transpose()?.unwrap_or_default(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let q = self.queue()?;
+        Ok(q.enqueue_many(items).await.napi()?.into_iter().map(|id| id.to_string()).collect())
+    }
+}

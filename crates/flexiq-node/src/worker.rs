@@ -1,0 +1,246 @@
+//! `NativeWorker`: runs JS handlers for claimed jobs.
+//!
+//! The runtime's worker claims, heartbeats, times out and acks; this file only bridges a job
+//! to JavaScript. Every task is registered with the same dispatch function (the JS layer
+//! routes by task name): it is called through a thread-safe function with a
+//! [`NativeJobContext`] and returns a Promise of a [`HandlerOutcome`], which the JS layer
+//! builds from whatever the user's handler returned or threw.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flexiq_runtime::{
+    CancellationToken, Handler, HandlerError, HandlerResult, JobContext, TaskOptions, Worker, WorkerConfig,
+};
+use napi::bindgen_prelude::Promise;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Status;
+use napi_derive::napi;
+use parking_lot::Mutex;
+
+use crate::args;
+use crate::context::{AbortFn, NativeJobContext};
+use crate::error::{invalid, IntoNapi, Result};
+use crate::queue::NativeQueue;
+
+/// How a worker runs. Durations in **seconds** (fractions allowed).
+#[napi(object)]
+pub struct WorkerOptions {
+    /// Handlers running at once (1 to 10,000; default 8).
+    pub concurrency: Option<f64>,
+    /// Queues to take jobs from (default: every queue of the namespace).
+    pub queues: Option<Vec<String>>,
+    /// The id stamped on claimed jobs (default: host, pid and a random suffix).
+    pub worker_id: Option<String>,
+    /// Jobs claimed beyond the free slots and held locally (default 4).
+    pub prefetch: Option<f64>,
+    /// Lease window (s): a job whose heartbeat is older is given back to another worker
+    /// (default 30 s). Heartbeats go out every third of it.
+    pub lease: Option<f64>,
+    /// The longest wait for a wake-up before claiming anyway (s, default 1).
+    pub poll_interval: Option<f64>,
+    /// On `close()`, how long running handlers may take before their `ctx.signal` aborts and
+    /// their jobs are given back (s, default 30).
+    pub shutdown_timeout: Option<f64>,
+    /// Whether this worker may be elected its namespace's cleaner and run retention,
+    /// archival and stale-lease rescue (default `true`).
+    pub maintenance: Option<bool>,
+}
+
+impl WorkerOptions {
+    fn resolve(self) -> Result<WorkerConfig> {
+        let secs = |what: &str, v: f64| args::secs_to_ms(what, v).map(Duration::from_millis);
+        let mut c = WorkerConfig::default();
+        if let Some(n) = self.concurrency {
+            c.concurrency = args::int("concurrency", n, 1, i64::from(flexiq_runtime::MAX_CONCURRENCY))? as u32;
+        }
+        if let Some(q) = self.queues {
+            c.queues = q;
+        }
+        c.worker_id = self.worker_id;
+        if let Some(n) = self.prefetch {
+            c.prefetch = args::int("prefetch", n, 0, i64::from(flexiq_runtime::MAX_CONCURRENCY))? as u32;
+        }
+        if self.maintenance == Some(false) {
+            c.maintenance = None;
+        }
+        if let Some(l) = self.lease {
+            c = c.with_lease(secs("lease", l)?);
+        }
+        if let Some(p) = self.poll_interval {
+            c.poll_interval = secs("pollInterval", p)?;
+        }
+        if let Some(s) = self.shutdown_timeout {
+            c.shutdown_timeout = secs("shutdownTimeout", s)?;
+        }
+        c.validate().napi()?;
+        Ok(c)
+    }
+}
+
+/// One task a worker serves. Timeouts in **seconds**.
+#[napi(object)]
+pub struct TaskSpec {
+    /// The task name.
+    pub name: String,
+    /// Hard timeout of an attempt when the job carries none: `ctx.signal` aborts with
+    /// `TIMEOUT` and the attempt fails (retryable).
+    pub timeout: Option<f64>,
+    /// Soft timeout: a hint; the attempt keeps running.
+    pub soft_timeout: Option<f64>,
+}
+
+impl TaskSpec {
+    fn options(&self) -> Result<TaskOptions> {
+        let secs = |what: &str, v: Option<f64>| {
+            v.map(|s| args::secs_to_ms(what, s).map(Duration::from_millis)).transpose()
+        };
+        Ok(TaskOptions {
+            timeout: secs("timeout", self.timeout)?,
+            soft_timeout: secs("softTimeout", self.soft_timeout)?,
+        })
+    }
+}
+
+/// What a JS handler's attempt came to (built by the JS layer, never by user code).
+#[napi(object)]
+pub struct HandlerOutcome {
+    /// Whether the handler resolved.
+    pub ok: bool,
+    /// Its return value as JSON text (absent for `undefined`).
+    pub result: Option<String>,
+    /// The thrown error's message and stack.
+    pub error: Option<String>,
+    /// `false` when the error said so (`err.retryable === false`): the job fails for good.
+    pub retryable: Option<bool>,
+}
+
+/// The dispatch function: called with a job's context, resolves to its outcome.
+type DispatchFn = ThreadsafeFunction<NativeJobContext, Promise<HandlerOutcome>, NativeJobContext, Status, false>;
+
+fn outcome(o: HandlerOutcome) -> HandlerResult {
+    if o.ok {
+        return Ok(o.result.map(String::into_bytes));
+    }
+    let message = o.error.unwrap_or_else(|| "handler failed".to_string());
+    Err(HandlerError { message, retryable: o.retryable.unwrap_or(true) })
+}
+
+fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<AtomicU32>) -> Handler {
+    Arc::new(move |ctx: JobContext| {
+        let dispatch = dispatch.clone();
+        let abort = abort.clone();
+        let token = tokens.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move {
+            let done = CancellationToken::new();
+            // Stops the cancellation watcher however this attempt ends, dropped future included.
+            let _settled = done.clone().drop_guard();
+            let job_id = ctx.id().clone();
+            let native = NativeJobContext { ctx, token, abort, done };
+            let promise = dispatch
+                .call_async(native)
+                .await
+                .map_err(|e| HandlerError::retryable(format!("job {job_id}: cannot call the JS handler: {e}")))?;
+            match promise.await {
+                Ok(o) => outcome(o),
+                Err(e) => Err(HandlerError::retryable(format!("job {job_id}: JS handler failed: {}", e.reason))),
+            }
+        })
+    })
+}
+
+/// A worker on a queue, built by `NativeQueue.createWorker` and started by `run`.
+#[napi]
+pub struct NativeWorker {
+    worker: Mutex<Option<(flexiq_runtime::Queue, WorkerConfig, Vec<(String, TaskOptions)>)>>,
+    shutdown: CancellationToken,
+    id: String,
+}
+
+#[napi]
+impl NativeQueue {
+    /// A worker for `tasks` with `options`, checked now and started by `run`.
+    #[napi]
+    pub fn create_worker(&self, options: Option<WorkerOptions>, tasks: Vec<TaskSpec>) -> Result<NativeWorker> {
+        let q = self.queue()?;
+        let config = options.map_or_else(|| Ok(WorkerConfig::default()), WorkerOptions::resolve)?;
+        if tasks.is_empty() {
+            return Err(invalid("a worker needs at least one task: register handlers with queue.task()"));
+        }
+        let tasks = tasks.iter().map(|t| Ok((t.name.clone(), t.options()?))).collect::<Result<Vec<_>>>()?;
+        // Checks names and options exactly as `run` will, so a bad task fails here.
+        let mut probe = Worker::new(q.clone(), config.clone()).napi()?;
+        for (name, opts) in &tasks {
+            probe.register_handler(name, *opts, flexiq_runtime::handler(|_| async { Ok(None) })).napi()?;
+        }
+        Ok(NativeWorker {
+            id: probe.id().to_string(),
+            worker: Mutex::new(Some((q, WorkerConfig { worker_id: Some(probe.id().to_string()), ..config }, tasks))),
+            shutdown: CancellationToken::new(),
+        })
+    }
+}
+
+#[napi]
+impl NativeWorker {
+    /// The worker's id.
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// Runs until `close()`: calls `dispatch(ctx)` for every claimed job and `abort(event)`
+    /// when an attempt whose `ctx.signal` was read is told to stop. Resolves with the
+    /// worker's counters once it has shut down.
+    #[napi(ts_args_type = "dispatch: (ctx: NativeJobContext) => Promise<HandlerOutcome>, abort: (event: AbortEvent) => void")]
+    pub async fn run(&self, dispatch: DispatchFn, abort: AbortFn) -> Result<WorkerStats> {
+        let (q, config, tasks) =
+            self.worker.lock().take().ok_or_else(|| invalid(format!("worker {} was already started", self.id)))?;
+        let dispatch = Arc::new(dispatch);
+        let abort = Arc::new(abort);
+        let tokens = Arc::new(AtomicU32::new(1));
+        let mut worker = Worker::new(q, config).napi()?;
+        for (name, opts) in &tasks {
+            worker.register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone())).napi()?;
+        }
+        let c = worker.run(self.shutdown.clone()).await.napi()?;
+        Ok(WorkerStats {
+            claimed: c.claimed as f64,
+            started: c.started as f64,
+            succeeded: c.succeeded as f64,
+            failed: c.failed as f64,
+            acknowledged: c.acknowledged as f64,
+            superseded: c.superseded as f64,
+            given_back: c.given_back as f64,
+            ack_errors: c.ack_errors as f64,
+        })
+    }
+
+    /// Stops claiming and shuts the worker down gracefully; `run()` then resolves.
+    #[napi]
+    pub fn close(&self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// What a worker did while it ran.
+#[napi(object)]
+pub struct WorkerStats {
+    /// Jobs claimed.
+    pub claimed: f64,
+    /// Handler runs started.
+    pub started: f64,
+    /// Attempts that succeeded.
+    pub succeeded: f64,
+    /// Attempts that failed (thrown error, timeout, unknown task).
+    pub failed: f64,
+    /// Acks the store applied.
+    pub acknowledged: f64,
+    /// Acks refused because a newer attempt owns the job (nothing written).
+    pub superseded: f64,
+    /// Jobs handed back unfinished at shutdown.
+    pub given_back: f64,
+    /// Ack batches the store failed to write.
+    pub ack_errors: f64,
+}

@@ -1,0 +1,76 @@
+"""flexiq: a durable job queue with a Rust engine.
+
+Embedded on SQLite (``Queue(db_path="tasks.db")``), or shared by many worker processes on
+PostgreSQL or Redis (``Queue(url="postgres://...")``, ``Queue(url="redis://...")``)::
+
+    from flexiq import Queue
+
+    queue = Queue(db_path="tasks.db")
+
+    @queue.task()
+    def add(a, b):
+        return a + b
+
+    job = add.delay(2, 3)
+    # elsewhere: flexiq worker --app myapp:queue
+    assert job.result(timeout=10) == 5
+"""
+
+from ._flexiq import __version__, contract_level, reserved_setting_prefixes
+from .context import JobContext, current_job
+from .exceptions import (
+    BackendError,
+    Closed,
+    Conflict,
+    ContractTooOld,
+    FlexiqError,
+    FlexiqTimeout,
+    InvalidArgument,
+    JobCancelled,
+    JobFailed,
+    JobNotFound,
+    NotFound,
+    QueueFull,
+    Superseded,
+    Unsupported,
+)
+from .models import EffectiveRetention, Job, Page, Retention, RetentionPreview
+from .queue import Queue
+from .result import JobResult
+from .serialization import JsonSerializer, PickleSerializer, Serializer
+from .task import Task
+from .worker import Worker
+
+__all__ = [
+    "__version__",
+    "BackendError",
+    "Closed",
+    "Conflict",
+    "ContractTooOld",
+    "EffectiveRetention",
+    "FlexiqError",
+    "FlexiqTimeout",
+    "InvalidArgument",
+    "Job",
+    "JobCancelled",
+    "JobContext",
+    "JobFailed",
+    "JobNotFound",
+    "JobResult",
+    "JsonSerializer",
+    "NotFound",
+    "Page",
+    "PickleSerializer",
+    "Queue",
+    "QueueFull",
+    "Retention",
+    "RetentionPreview",
+    "Serializer",
+    "Superseded",
+    "Task",
+    "Unsupported",
+    "Worker",
+    "contract_level",
+    "current_job",
+    "reserved_setting_prefixes",
+]

@@ -1,0 +1,81 @@
+"""The ``flexiq`` console script (also ``python -m flexiq``).
+
+``flexiq worker --app module:queue [--concurrency N] [--queues a,b]`` imports the module,
+finds the :class:`flexiq.Queue` in it and runs a worker for its registered tasks until
+SIGINT or SIGTERM. Every other command (stats, dlq, queue, migrate, retention, settings,
+...) is the Rust command line itself, run in-process with the same arguments and exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import TYPE_CHECKING, List, Optional
+
+from . import _flexiq
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+__all__ = ["main", "load_app"]
+
+
+def load_app(spec: str) -> "Queue":
+    """Imports ``module:attribute`` (``module`` alone looks for ``queue`` / ``app``) and
+    returns the :class:`flexiq.Queue` it names."""
+    from .queue import Queue
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name:
+        raise SystemExit(f"--app {spec!r} must look like module:queue")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    module = importlib.import_module(module_name)
+    candidates = [attr] if attr else ["queue", "app"]
+    for name in candidates:
+        obj = module
+        try:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        if isinstance(obj, Queue):
+            return obj
+        raise SystemExit(f"--app {spec!r} names a {type(obj).__name__}, not a flexiq.Queue")
+    raise SystemExit(f"--app {spec!r}: module {module_name} has no {' or '.join(candidates)}")
+
+
+def _worker(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(prog="flexiq worker", description="Run a worker for a Queue's tasks.")
+    parser.add_argument("--app", required=True, help="module:queue naming the flexiq.Queue to serve")
+    parser.add_argument("--concurrency", type=int, default=8, help="handlers running at once (default 8)")
+    parser.add_argument("--queues", default=None, help="comma-separated queues to take jobs from (default: all)")
+    parser.add_argument(
+        "--shutdown-timeout", type=float, default=30.0, help="seconds running jobs may finish on shutdown"
+    )
+    args = parser.parse_args(argv)
+    queue = load_app(args.app)
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()] if args.queues else None
+    worker = queue.worker(concurrency=args.concurrency, queues=queues)
+    tasks = ", ".join(sorted(queue.tasks))
+    print(f"flexiq worker: {queue.backend} namespace {queue.namespace}, concurrency {args.concurrency}, tasks: {tasks}", flush=True)
+    counters = worker.run()
+    print(
+        f"flexiq worker: stopped after {counters.get('succeeded', 0)} succeeded, {counters.get('failed', 0)} failed",
+        flush=True,
+    )
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the ``flexiq`` script; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "worker":
+        return _worker(args[1:])
+    return _flexiq.cli_main(["flexiq", *args])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

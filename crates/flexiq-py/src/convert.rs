@@ -1,0 +1,245 @@
+//! Engine records as Python values: dicts keyed in snake_case, timestamps in Unix ms,
+//! durations in ms, payloads and results as `bytes` (the Python layer deserialises them).
+
+use std::collections::BTreeMap;
+
+use flexiq_core::{
+    DeadJob, EffectiveRetention, Job, JobDag, JobError, LogEntry, MetricBucket, MigrationSummary, Partial,
+    ReplayEntry, RetentionPreview, RetentionTable, RetentionWindows, Stats, TaskAggregate,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+/// A job as a dict with every field of the record.
+pub(crate) fn job<'py>(py: Python<'py>, j: &Job) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", j.id.as_str())?;
+    d.set_item("namespace", &j.namespace)?;
+    d.set_item("queue", &j.queue)?;
+    d.set_item("task", &j.task)?;
+    d.set_item("payload", PyBytes::new(py, &j.payload))?;
+    d.set_item("priority", j.priority)?;
+    d.set_item("status", j.status.as_str())?;
+    d.set_item("attempt", j.attempt)?;
+    d.set_item("max_retries", j.max_retries)?;
+    d.set_item("created_at", j.created_at)?;
+    d.set_item("run_at", j.run_at)?;
+    d.set_item("started_at", j.started_at)?;
+    d.set_item("heartbeat_at", j.heartbeat_at)?;
+    d.set_item("finished_at", j.finished_at)?;
+    d.set_item("worker_id", j.worker_id.as_deref())?;
+    d.set_item("result", j.result.as_deref().map(|r| PyBytes::new(py, r)))?;
+    d.set_item("last_error", j.last_error.as_deref())?;
+    d.set_item("unique_key", j.unique_key.as_deref())?;
+    d.set_item("metadata", j.metadata.as_deref())?;
+    d.set_item("progress", j.progress)?;
+    d.set_item("timeout_ms", j.timeout_ms)?;
+    d.set_item("cancel_requested", j.cancel_requested)?;
+    let deps: Vec<&str> = j.depends_on.iter().map(|d| d.as_str()).collect();
+    d.set_item("depends_on", deps)?;
+    d.set_item("group_key", j.group_key.as_deref())?;
+    d.set_item("workflow_run_id", j.workflow_run_id.as_deref())?;
+    d.set_item("workflow_stage_id", j.workflow_stage_id.as_deref())?;
+    Ok(d)
+}
+
+/// A list of jobs.
+pub(crate) fn jobs<'py>(py: Python<'py>, js: &[Job]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for j in js {
+        out.append(job(py, j)?)?;
+    }
+    Ok(out)
+}
+
+/// A dead letter as the spec's dict: id, original_job_id, queue, task_name, error,
+/// retry_count, failed_at (Unix ms), metadata.
+pub(crate) fn dead_job<'py>(py: Python<'py>, dj: &DeadJob) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &dj.id)?;
+    d.set_item("original_job_id", &dj.original_job_id)?;
+    d.set_item("queue", &dj.queue)?;
+    d.set_item("task_name", &dj.task_name)?;
+    d.set_item("error", dj.error.as_deref())?;
+    d.set_item("retry_count", dj.retry_count)?;
+    d.set_item("failed_at", dj.failed_at)?;
+    d.set_item("metadata", dj.metadata.as_deref())?;
+    Ok(d)
+}
+
+/// A list of dead letters.
+pub(crate) fn dead_jobs<'py>(py: Python<'py>, ds: &[DeadJob]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for d in ds {
+        out.append(dead_job(py, d)?)?;
+    }
+    Ok(out)
+}
+
+/// One failed attempt.
+pub(crate) fn job_error<'py>(py: Python<'py>, e: &JobError) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &e.id)?;
+    d.set_item("job_id", &e.job_id)?;
+    d.set_item("attempt", e.attempt)?;
+    d.set_item("error", &e.error)?;
+    d.set_item("failed_at", e.failed_at)?;
+    Ok(d)
+}
+
+/// One replay record.
+pub(crate) fn replay_entry<'py>(py: Python<'py>, r: &ReplayEntry) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &r.id)?;
+    d.set_item("original_job_id", &r.original_job_id)?;
+    d.set_item("replay_job_id", &r.replay_job_id)?;
+    d.set_item("replayed_at", r.replayed_at)?;
+    d.set_item("original_error", r.original_error.as_deref())?;
+    d.set_item("replay_error", r.replay_error.as_deref())?;
+    Ok(d)
+}
+
+/// The dependency graph: `{"nodes": [{id, task, status}], "edges": [{from, to}]}`.
+pub(crate) fn job_dag<'py>(py: Python<'py>, g: &JobDag) -> PyResult<Bound<'py, PyDict>> {
+    let nodes = PyList::empty(py);
+    for n in &g.nodes {
+        let d = PyDict::new(py);
+        d.set_item("id", &n.id)?;
+        d.set_item("task", &n.task)?;
+        d.set_item("status", n.status.as_str())?;
+        nodes.append(d)?;
+    }
+    let edges = PyList::empty(py);
+    for e in &g.edges {
+        let d = PyDict::new(py);
+        d.set_item("from", &e.from)?;
+        d.set_item("to", &e.to)?;
+        edges.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("nodes", nodes)?;
+    d.set_item("edges", edges)?;
+    Ok(d)
+}
+
+/// A partial result: `{"seq", "data" (bytes), "published_at" (Unix ms)}`.
+pub(crate) fn partial<'py>(py: Python<'py>, p: &Partial) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("seq", p.seq)?;
+    d.set_item("data", PyBytes::new(py, &p.data))?;
+    d.set_item("published_at", p.published_at)?;
+    Ok(d)
+}
+
+/// A log line.
+pub(crate) fn log_entry<'py>(py: Python<'py>, l: &LogEntry) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("job_id", &l.job_id)?;
+    d.set_item("level", &l.level)?;
+    d.set_item("message", &l.message)?;
+    d.set_item("logged_at", l.logged_at)?;
+    Ok(d)
+}
+
+/// The spec's status counts: pending, running, completed, failed, dead, cancelled (plus the
+/// engine's suspended and waiting, so the counts add up to every job).
+pub(crate) fn stats<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (status, n) in s.entries() {
+        d.set_item(status, n)?;
+    }
+    Ok(d)
+}
+
+/// Per-queue stats.
+pub(crate) fn stats_map<'py>(py: Python<'py>, m: &BTreeMap<String, Stats>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (q, s) in m {
+        d.set_item(q, stats(py, s)?)?;
+    }
+    Ok(d)
+}
+
+/// Per-task aggregates keyed by task name.
+pub(crate) fn aggregates<'py>(py: Python<'py>, m: &BTreeMap<String, TaskAggregate>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (task, a) in m {
+        let d = PyDict::new(py);
+        d.set_item("count", a.count)?;
+        d.set_item("success_count", a.success_count)?;
+        d.set_item("failure_count", a.failure_count)?;
+        d.set_item("avg_ms", a.avg_ms)?;
+        d.set_item("p50_ms", a.p50_ms)?;
+        d.set_item("p95_ms", a.p95_ms)?;
+        d.set_item("p99_ms", a.p99_ms)?;
+        d.set_item("min_ms", a.min_ms)?;
+        d.set_item("max_ms", a.max_ms)?;
+        out.set_item(task, d)?;
+    }
+    Ok(out)
+}
+
+/// Time-series buckets, oldest first (`timestamp` Unix ms).
+pub(crate) fn buckets<'py>(py: Python<'py>, bs: &[MetricBucket]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for b in bs {
+        let d = PyDict::new(py);
+        d.set_item("timestamp", b.timestamp)?;
+        d.set_item("count", b.count)?;
+        d.set_item("success", b.success)?;
+        d.set_item("failure", b.failure)?;
+        d.set_item("avg_ms", b.avg_ms)?;
+        d.set_item("p50_ms", b.p50_ms)?;
+        d.set_item("p95_ms", b.p95_ms)?;
+        d.set_item("p99_ms", b.p99_ms)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Retention windows (ms) keyed by table, `None` for a table kept forever.
+pub(crate) fn windows<'py>(py: Python<'py>, w: &RetentionWindows) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for t in RetentionTable::ALL {
+        d.set_item(t.key(), w.get(t))?;
+    }
+    Ok(d)
+}
+
+/// What the elected cleaner published (windows ms, `reported_at` Unix ms).
+pub(crate) fn effective_retention<'py>(py: Python<'py>, e: &EffectiveRetention) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("enabled", e.enabled)?;
+    d.set_item("defaulted", e.defaulted)?;
+    d.set_item("namespace", &e.namespace)?;
+    d.set_item("reported_at", e.reported_at)?;
+    d.set_item("windows", windows(py, &e.windows)?)?;
+    Ok(d)
+}
+
+/// A retention preview (windows ms, `reference_time` Unix ms, counts per table, total).
+pub(crate) fn retention_preview<'py>(py: Python<'py>, p: &RetentionPreview) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("enabled", p.enabled)?;
+    d.set_item("defaulted", p.defaulted)?;
+    d.set_item("namespace", &p.namespace)?;
+    d.set_item("reference_time", p.reference_time)?;
+    d.set_item("windows", windows(py, &p.windows)?)?;
+    let counts = PyDict::new(py);
+    for t in RetentionTable::ALL {
+        counts.set_item(t.key(), p.counts.get(&t).copied().unwrap_or(0))?;
+    }
+    d.set_item("counts", counts)?;
+    d.set_item("total", p.total)?;
+    Ok(d)
+}
+
+/// What `migrate()` ran.
+pub(crate) fn migration<'py>(py: Python<'py>, m: &MigrationSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("applied", m.applied.clone())?;
+    d.set_item("workflow_applied", m.workflow_applied.clone())?;
+    d.set_item("archived_jobs", m.archived_jobs)?;
+    d.set_item("schemaless", m.schemaless)?;
+    Ok(d)
+}

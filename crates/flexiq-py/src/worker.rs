@@ -1,0 +1,183 @@
+//! `NativeWorker`: runs the runtime's [`Worker`] with Python handlers.
+//!
+//! Every registered task gets the same Rust handler: it moves to a blocking thread (so a
+//! slow synchronous handler never stalls the async runtime), takes the GIL and calls the
+//! Python dispatcher with a `NativeJobContext`. The dispatcher answers
+//! `(ok, result_bytes, error_text, retryable)`; retries, backoff and dead-lettering are the
+//! engine's. While the worker runs, the calling thread checks for Python signals ten times
+//! a second, so SIGINT / SIGTERM start a graceful shutdown.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flexiq_runtime::{handler, CancellationToken, HandlerError, HandlerResult, JobContext, TaskOptions, Worker, WorkerConfig};
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::context::NativeJobContext;
+use crate::errors::{invalid, to_py_err};
+use crate::queue::NativeQueue;
+use crate::runtime::runtime;
+
+/// How often the running worker looks for Python signals (ms).
+const SIGNAL_CHECK_MS: u64 = 100;
+
+/// One task to register: `(name, hard timeout s, soft timeout s)`.
+type TaskSpec = (String, Option<f64>, Option<f64>);
+
+/// A worker configured from Python; `run` blocks until `stop` or a signal.
+#[pyclass(module = "flexiq._flexiq", frozen)]
+pub(crate) struct NativeWorker {
+    queue: flexiq_runtime::Queue,
+    config: WorkerConfig,
+    tasks: Vec<(String, TaskOptions)>,
+    dispatch: Arc<Py<PyAny>>,
+    shutdown: CancellationToken,
+    counters: Mutex<Option<flexiq_runtime::WorkerCounters>>,
+}
+
+fn duration(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
+    crate::queue_jobs::seconds(what, secs)
+}
+
+/// Calls the dispatcher and turns its answer into a handler result.
+fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerResult {
+    let answer = Py::new(py, NativeJobContext { ctx })
+        .and_then(|c| dispatcher.call1(py, (c,)))
+        .and_then(|r| r.extract::<(bool, Option<Vec<u8>>, Option<String>, bool)>(py));
+    match answer {
+        Ok((true, data, _, _)) => Ok(data),
+        Ok((false, _, error, retryable)) => {
+            let message = error.unwrap_or_else(|| "handler failed".to_string());
+            Err(HandlerError { message, retryable })
+        }
+        Err(e) => Err(HandlerError::retryable(format!("python dispatcher failed: {e}"))),
+    }
+}
+
+#[pymethods]
+impl NativeWorker {
+    /// A worker on `queue` running `tasks` through `dispatcher`. `concurrency` handlers run
+    /// at once; `queues` empty means every queue; `shutdown_timeout` (s) is how long running
+    /// handlers may finish on shutdown; `lease` (s) is the job lease window.
+    #[new]
+    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout=30.0, worker_id=None, lease=None, maintenance=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        queue: &NativeQueue,
+        dispatcher: Py<PyAny>,
+        tasks: Vec<TaskSpec>,
+        concurrency: i64,
+        queues: Option<Vec<String>>,
+        shutdown_timeout: f64,
+        worker_id: Option<String>,
+        lease: Option<f64>,
+        maintenance: bool,
+    ) -> PyResult<Self> {
+        let concurrency = u32::try_from(concurrency)
+            .map_err(|_| invalid(format!("concurrency {concurrency} must be between 1 and 10000")))?;
+        let mut config = WorkerConfig {
+            worker_id,
+            concurrency,
+            queues: queues.unwrap_or_default(),
+            shutdown_timeout: duration("shutdown_timeout", Some(shutdown_timeout))?.unwrap_or_default(),
+            ..Default::default()
+        };
+        if !maintenance {
+            config.maintenance = None;
+        }
+        if let Some(lease) = duration("lease", lease)? {
+            config = config.with_lease(lease);
+        }
+        config.validate().map_err(to_py_err)?;
+        let mut specs = Vec::with_capacity(tasks.len());
+        for (name, timeout, soft_timeout) in tasks {
+            let opts = TaskOptions { timeout: duration("timeout", timeout)?, soft_timeout: duration("soft_timeout", soft_timeout)? };
+            opts.validate().map_err(to_py_err)?;
+            specs.push((name, opts));
+        }
+        Ok(NativeWorker {
+            queue: queue.inner.clone(),
+            config,
+            tasks: specs,
+            dispatch: Arc::new(dispatcher),
+            shutdown: CancellationToken::new(),
+            counters: Mutex::new(None),
+        })
+    }
+
+    /// Runs until `stop()` or a signal, then shuts down gracefully; returns the counters.
+    /// A signal handler's exception (KeyboardInterrupt, ...) is re-raised after the shutdown.
+    fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut worker = Worker::new(self.queue.clone(), self.config.clone()).map_err(to_py_err)?;
+        for (name, opts) in &self.tasks {
+            let d = self.dispatch.clone();
+            let h = handler(move |ctx: JobContext| {
+                let d = d.clone();
+                async move {
+                    match tokio::task::spawn_blocking(move || Python::attach(|py| dispatch(py, &d, ctx))).await {
+                        Ok(r) => r,
+                        Err(e) => Err(HandlerError::retryable(format!("handler thread failed: {e}"))),
+                    }
+                }
+            });
+            worker.register_handler(name, *opts, h).map_err(to_py_err)?;
+        }
+        let shutdown = self.shutdown.clone();
+        let (result, signal) = py.detach(|| {
+            runtime().block_on(async move {
+                let run = worker.run(shutdown.clone());
+                tokio::pin!(run);
+                let mut signal: Option<PyErr> = None;
+                loop {
+                    tokio::select! {
+                        r = &mut run => return (r, signal),
+                        _ = tokio::time::sleep(Duration::from_millis(SIGNAL_CHECK_MS)), if signal.is_none() => {
+                            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                                signal = Some(e);
+                                shutdown.cancel();
+                            }
+                        }
+                    }
+                }
+            })
+        });
+        let counters = result.map_err(to_py_err)?;
+        *self.counters.lock() = Some(counters);
+        if let Some(e) = signal {
+            return Err(e);
+        }
+        counters_dict(py, &counters)
+    }
+
+    /// Asks a running worker to stop (from any thread); `run` returns once it has.
+    fn stop(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// Whether `stop` was called.
+    #[getter]
+    fn stopping(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
+    /// The final counters once `run` has returned, else `None`.
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let c = *self.counters.lock();
+        c.map(|c| counters_dict(py, &c)).transpose()
+    }
+}
+
+fn counters_dict<'py>(py: Python<'py>, c: &flexiq_runtime::WorkerCounters) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("claimed", c.claimed)?;
+    d.set_item("started", c.started)?;
+    d.set_item("succeeded", c.succeeded)?;
+    d.set_item("failed", c.failed)?;
+    d.set_item("acknowledged", c.acknowledged)?;
+    d.set_item("superseded", c.superseded)?;
+    d.set_item("given_back", c.given_back)?;
+    d.set_item("ack_errors", c.ack_errors)?;
+    Ok(d)
+}

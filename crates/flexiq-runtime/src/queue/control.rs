@@ -1,0 +1,125 @@
+//! Queue control: pause, resume, rate limits, concurrency caps, purges, revocation and the
+//! operator's requeue of a stuck job. All of it is persisted and namespace-scoped.
+
+use flexiq_core::options::validate_name;
+use flexiq_core::store::QueueConfig;
+use flexiq_core::RateLimit;
+
+use super::{parse_id, secs_to_ms, Queue};
+use crate::error::{Error, Result};
+
+/// Largest concurrency cap accepted.
+const MAX_QUEUE_CONCURRENCY: i64 = 1_000_000;
+
+impl Queue {
+    /// Pauses a queue for every worker of the namespace (running jobs are unaffected).
+    pub async fn pause(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
+        self.store.pause(queue).await?;
+        tracing::info!(queue, "paused queue");
+        Ok(())
+    }
+
+    /// Alias of [`Queue::pause`].
+    pub async fn pause_queue(&self, queue: &str) -> Result<()> {
+        self.pause(queue).await
+    }
+
+    /// Resumes a paused queue.
+    pub async fn resume(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
+        self.store.resume(queue).await?;
+        tracing::info!(queue, "resumed queue");
+        Ok(())
+    }
+
+    /// Alias of [`Queue::resume`].
+    pub async fn resume_queue(&self, queue: &str) -> Result<()> {
+        self.resume(queue).await
+    }
+
+    /// Every paused queue of the namespace, sorted.
+    pub async fn paused_queues(&self) -> Result<Vec<String>> {
+        Ok(self.store.paused_queues().await?)
+    }
+
+    /// Alias of [`Queue::paused_queues`].
+    pub async fn list_paused_queues(&self) -> Result<Vec<String>> {
+        self.paused_queues().await
+    }
+
+    /// Limits claims from a queue across all workers: `"N/s"`, `"N/m"` or `"N/h"`.
+    pub async fn set_queue_rate_limit(&self, queue: &str, rate_limit: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
+        let limit = RateLimit::parse(rate_limit)?;
+        Ok(self.store.set_rate_limit(queue, Some(limit)).await?)
+    }
+
+    /// Removes a queue's rate limit.
+    pub async fn clear_queue_rate_limit(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
+        Ok(self.store.set_rate_limit(queue, None).await?)
+    }
+
+    /// Caps the jobs of a queue running at once across all workers (at least 1).
+    pub async fn set_queue_concurrency(&self, queue: &str, max_concurrent: i64) -> Result<()> {
+        validate_name("queue name", queue)?;
+        if !(1..=MAX_QUEUE_CONCURRENCY).contains(&max_concurrent) {
+            return Err(Error::invalid(format!(
+                "concurrency {max_concurrent} of queue {queue} must be between 1 and {MAX_QUEUE_CONCURRENCY}"
+            )));
+        }
+        Ok(self.store.set_concurrency(queue, Some(max_concurrent as u32)).await?)
+    }
+
+    /// Removes a queue's concurrency cap.
+    pub async fn clear_queue_concurrency(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
+        Ok(self.store.set_concurrency(queue, None).await?)
+    }
+
+    /// A queue's persisted controls (defaults for a queue never configured).
+    pub async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {
+        validate_name("queue name", queue)?;
+        Ok(self.store.queue_config(queue).await?)
+    }
+
+    /// Cancels every pending job of a queue (rows stay); returns how many.
+    pub async fn purge(&self, queue: &str) -> Result<u64> {
+        validate_name("queue name", queue)?;
+        let n = self.store.purge_queue(queue, self.now_ms()).await?;
+        tracing::info!(queue, cancelled = n, "purged queue");
+        Ok(n)
+    }
+
+    /// Alias of [`Queue::purge`].
+    pub async fn purge_queue(&self, queue: &str) -> Result<u64> {
+        self.purge(queue).await
+    }
+
+    /// Refuses every future enqueue of a task (pending jobs are not affected).
+    pub async fn revoke_task(&self, task: &str) -> Result<()> {
+        validate_name("task name", task)?;
+        self.store.revoke_task(task).await?;
+        tracing::info!(task, "revoked task");
+        Ok(())
+    }
+
+    /// Deletes completed jobs that finished more than `older_than_secs` seconds ago; returns
+    /// how many.
+    pub async fn purge_completed(&self, older_than_secs: i64) -> Result<u64> {
+        let cutoff = self.now_ms().saturating_sub(secs_to_ms("older_than", older_than_secs)?);
+        Ok(self.store.purge_completed(cutoff).await?)
+    }
+
+    /// Forces a stuck running job back to pending, keeping its retry budget. False when the
+    /// job is unknown or not running. Only for jobs whose worker is known to be dead.
+    pub async fn requeue_job(&self, id: &str) -> Result<bool> {
+        let id = parse_id(id)?;
+        let done = self.store.requeue(&id, self.now_ms()).await?;
+        if done {
+            tracing::warn!(job_id = %id, "requeued running job by hand");
+        }
+        Ok(done)
+    }
+}

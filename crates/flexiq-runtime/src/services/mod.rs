@@ -1,0 +1,19 @@
+//! Maintenance services, each with a config (`Default`, `validate()`) and a `run_once()` that
+//! returns a report, so tests drive them with an injected clock instead of sleeping. The
+//! [`Maintainer`] runs them all under one elected cleaner per namespace.
+
+mod archiver;
+mod elector;
+mod maintainer;
+mod pruner;
+mod rescuer;
+mod retention;
+
+pub use archiver::{ArchiveConfig, ArchiveReport, Archiver};
+pub use elector::{Elector, ElectorConfig, ElectorReport, CLEANER_LEASE};
+pub use maintainer::{MaintenanceConfig, MaintenanceReport, Maintainer};
+pub use pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
+pub use rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};
+pub use retention::{RetentionReport, RetentionSweepConfig, RetentionSweeper};
+
+pub(crate) use maintainer::run_maintenance;

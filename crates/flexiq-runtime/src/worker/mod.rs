@@ -1,0 +1,204 @@
+//! The [`Worker`]: runs registered handlers for claimed jobs.
+//!
+//! A worker claims in batches sized to its free slots plus a small prefetch, starts a
+//! buffered job the moment a slot frees, blocks on the store's `wait_for_work` when there is
+//! nothing to do (a slow poll is only a safety net), renews leases in batched heartbeats,
+//! writes acks in batches, and — when elected cleaner of its namespace — runs the
+//! maintenance services. Every ack is fenced: a worker whose lease was lost gets
+//! `Superseded` and never overwrites the attempt that replaced it.
+
+mod acker;
+mod config;
+mod context;
+mod counters;
+mod execute;
+mod handler;
+mod heartbeat;
+mod run;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use flexiq_core::options::validate_name;
+use flexiq_core::{Fence, JobId};
+use parking_lot::Mutex;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::queue::Queue;
+
+pub use config::{TaskOptions, WorkerConfig, MAX_CONCURRENCY};
+pub use context::{CancelReason, JobContext};
+pub use counters::WorkerCounters;
+pub use handler::{handler, Handler, HandlerError, HandlerFuture, HandlerResult};
+
+use context::CancelState;
+use counters::Counters;
+
+/// A job the worker holds a lease on (buffered or running, until its ack is written).
+pub(crate) struct ActiveJob {
+    pub(crate) fence: Fence,
+    pub(crate) cancel: Arc<CancelState>,
+}
+
+/// State shared by the worker's tasks.
+pub(crate) struct Shared {
+    pub(crate) queue: Queue,
+    pub(crate) worker_id: String,
+    pub(crate) config: WorkerConfig,
+    pub(crate) handlers: HashMap<String, (Handler, TaskOptions)>,
+    pub(crate) active: Mutex<HashMap<JobId, ActiveJob>>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+/// A handler registry plus the configuration to run it; [`Worker::start`] or
+/// [`Worker::run`] sets it going.
+pub struct Worker {
+    queue: Queue,
+    config: WorkerConfig,
+    worker_id: String,
+    handlers: HashMap<String, (Handler, TaskOptions)>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut tasks: Vec<_> = self.handlers.keys().collect();
+        tasks.sort();
+        f.debug_struct("Worker").field("id", &self.worker_id).field("tasks", &tasks).finish()
+    }
+}
+
+impl Worker {
+    /// A worker on `queue` (its namespace and store) with `config`, validated.
+    pub fn new(queue: Queue, config: WorkerConfig) -> Result<Self> {
+        config.validate()?;
+        let worker_id = config.worker_id.clone().unwrap_or_else(default_worker_id);
+        Ok(Worker { queue, config, worker_id, handlers: HashMap::new() })
+    }
+
+    /// This worker's id (stamped on claimed jobs and in the registry).
+    pub fn id(&self) -> &str {
+        &self.worker_id
+    }
+
+    /// Registers an async handler for `task` with default [`TaskOptions`]. Registering a task
+    /// twice is `InvalidArgument`.
+    pub fn register<F, Fut>(&mut self, task: &str, f: F) -> Result<&mut Self>
+    where
+        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult> + Send + 'static,
+    {
+        self.register_handler(task, TaskOptions::default(), handler(f))
+    }
+
+    /// Registers an async handler for `task` with options (timeouts).
+    pub fn register_with<F, Fut>(&mut self, task: &str, opts: TaskOptions, f: F) -> Result<&mut Self>
+    where
+        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HandlerResult> + Send + 'static,
+    {
+        self.register_handler(task, opts, handler(f))
+    }
+
+    /// Registers an already boxed [`Handler`] (what the bindings use).
+    pub fn register_handler(&mut self, task: &str, opts: TaskOptions, h: Handler) -> Result<&mut Self> {
+        validate_name("task name", task)?;
+        opts.validate()?;
+        if self.handlers.contains_key(task) {
+            return Err(Error::invalid(format!("task {task} is already registered on worker {}", self.worker_id)));
+        }
+        self.handlers.insert(task.to_string(), (h, opts));
+        Ok(self)
+    }
+
+    /// The registered task names, sorted.
+    pub fn tasks(&self) -> Vec<String> {
+        let mut t: Vec<_> = self.handlers.keys().cloned().collect();
+        t.sort();
+        t
+    }
+
+    /// Starts the worker on the current tokio runtime and returns a handle to watch and stop it.
+    pub fn start(self) -> WorkerHandle {
+        let shutdown = CancellationToken::new();
+        let counters = Arc::new(Counters::default());
+        let worker_id = self.worker_id.clone();
+        let join = tokio::spawn(self.run_with(shutdown.clone(), counters.clone()));
+        WorkerHandle { shutdown, join, counters, worker_id }
+    }
+
+    /// Runs until `shutdown` fires, then shuts down gracefully (see [`WorkerConfig::shutdown_timeout`]).
+    pub async fn run(self, shutdown: CancellationToken) -> Result<WorkerCounters> {
+        self.run_with(shutdown, Arc::new(Counters::default())).await
+    }
+
+    async fn run_with(self, shutdown: CancellationToken, counters: Arc<Counters>) -> Result<WorkerCounters> {
+        let shared = Arc::new(Shared {
+            queue: self.queue,
+            worker_id: self.worker_id,
+            config: self.config,
+            handlers: self.handlers,
+            active: Mutex::new(HashMap::new()),
+            counters,
+        });
+        run::run(shared, shutdown).await
+    }
+}
+
+/// A running worker.
+#[derive(Debug)]
+pub struct WorkerHandle {
+    shutdown: CancellationToken,
+    join: JoinHandle<Result<WorkerCounters>>,
+    counters: Arc<Counters>,
+    worker_id: String,
+}
+
+impl WorkerHandle {
+    /// The worker's id.
+    pub fn id(&self) -> &str {
+        &self.worker_id
+    }
+
+    /// What the worker has done so far.
+    pub fn counters(&self) -> WorkerCounters {
+        self.counters.snapshot()
+    }
+
+    /// The token that stops the worker when cancelled.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops claiming, lets running handlers finish within the shutdown timeout, gives the
+    /// rest back, writes every pending ack and returns the final counters.
+    pub async fn shutdown(self) -> Result<WorkerCounters> {
+        self.shutdown.cancel();
+        self.join().await
+    }
+
+    /// Waits for the worker to stop (after its token was cancelled elsewhere).
+    pub async fn join(self) -> Result<WorkerCounters> {
+        self.join
+            .await
+            .map_err(|e| Error::Core(flexiq_core::Error::backend(format!("worker {} task failed: {e}", self.worker_id))))?
+    }
+}
+
+fn default_worker_id() -> String {
+    let host = hostname();
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!("{host}-{}-{}", std::process::id(), &suffix[..8])
+}
+
+/// The host name, from the environment or the kernel, else `"localhost"`.
+pub(crate) fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string()))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}

@@ -1,0 +1,16 @@
+//! Integration tests of the runtime on the SQLite store: every `Queue` entry point, the
+//! worker, fencing, the maintenance services, and crash / shutdown reliability.
+
+mod common;
+mod connect;
+mod fence;
+mod queue_admin;
+mod queue_control;
+mod queue_dead;
+mod queue_jobs;
+mod queue_listing;
+mod queue_stats;
+mod queue_wait;
+mod reliability;
+mod services;
+mod worker;

@@ -1,0 +1,213 @@
+//! Fenced acks, heartbeats and lease expiry.
+//!
+//! An ack batch locks its jobs in id order (so concurrent batches cannot deadlock), lets the
+//! state machine judge every fence, and writes all accepted outcomes with one UPDATE plus their
+//! side effects in the same flight as `COMMIT`.
+
+use std::collections::HashMap;
+
+use flexiq_core::store::{Ack, AckKind, HeartbeatReply};
+use flexiq_core::transition::{transition, Event, Refusal};
+use flexiq_core::{AckOutcome, Fence, JobId, Result};
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::apply::{Change, Effects};
+use crate::db::{i64_of, jid, uid};
+use crate::row::{loaded, state_cols, Loaded};
+use crate::store::PgStore;
+
+fn lock_sql(store: &PgStore) -> String {
+    store.sql(&format!(
+        "SELECT {} FROM {{S}}.jobs WHERE namespace = $1 AND id = ANY($2) ORDER BY id FOR UPDATE",
+        crate::row::STATE_COLS
+    ))
+}
+
+impl PgStore {
+    pub(crate) async fn ack_jobs(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+        if acks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<Uuid> = acks.iter().map(|a| uid(&a.job_id)).collect::<Result<_>>()?;
+        let c = self.conn().await?;
+        let ns: &str = &self.ns;
+        let mut fx = Effects::default();
+        let outcomes = c
+            .tx_lazy(async {
+                let st = c.prep("ack", &lock_sql(self)).await?;
+                let params: [&(dyn ToSql + Sync); 2] = [&ns, &ids];
+                let (_, rows) = futures::try_join!(c.begin(), async {
+                    c.query(&st, &params).await.map_err(|e| crate::error::pg("ack", e))
+                })?;
+                let mut state: HashMap<Uuid, Loaded> = HashMap::with_capacity(rows.len());
+                for r in &rows {
+                    let l = loaded(r, 0)?;
+                    state.insert(l.id, l);
+                }
+                let mut decided: HashMap<Uuid, Change> = HashMap::new();
+                let mut outcomes = Vec::with_capacity(acks.len());
+                for (ack, id) in acks.into_iter().zip(&ids) {
+                    let Some(l) = state.get_mut(id) else {
+                        outcomes.push(AckOutcome::Superseded);
+                        continue;
+                    };
+                    let (event, result) = match ack.kind {
+                        AckKind::Complete { result } => (Event::Complete { fence: ack.fence }, Some(result)),
+                        AckKind::Fail { error, retryable } => (Event::Fail { fence: ack.fence, error, retryable }, None),
+                        AckKind::Suspend { until } => (Event::Suspend { fence: ack.fence, until }, None),
+                        AckKind::Defer { until, reason } => (Event::Defer { fence: ack.fence, until, reason }, None),
+                    };
+                    match transition(&l.state, &event, now) {
+                        Ok(next) => {
+                            let before = l.clone();
+                            l.state.status = next.status;
+                            l.state.attempt = next.attempt;
+                            let mut ch = Change::new(before, next);
+                            ch.result = result;
+                            decided.insert(*id, ch);
+                            outcomes.push(AckOutcome::Acknowledged);
+                        }
+                        Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => outcomes.push(AckOutcome::Superseded),
+                    }
+                }
+                let mut changes: Vec<Change> = decided.into_values().collect();
+                changes.sort_by_key(|ch| ch.before.id);
+                self.write_and_commit(&c, &changes, now, false, &mut fx).await?;
+                Ok(outcomes)
+            })
+            .await?;
+        self.announce(&fx);
+        Ok(outcomes)
+    }
+
+    pub(crate) async fn heartbeat_jobs(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<Uuid> = jobs.iter().map(|(id, _)| uid(id)).collect::<Result<_>>()?;
+        let attempts: Vec<i32> = jobs.iter().map(|(_, f)| f.attempt as i32).collect();
+        let started: Vec<i64> = jobs.iter().map(|(_, f)| f.started_at).collect();
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "UPDATE {S}.jobs j SET heartbeat_at = $2 FROM unnest($3::uuid[], $4::int4[], $5::int8[]) AS u(id, attempt, started_at) \
+             WHERE j.id = u.id AND j.namespace = $1 AND j.status = 1 AND j.attempt = u.attempt AND j.started_at = u.started_at \
+             RETURNING j.id, j.cancel_requested",
+        );
+        let c = self.conn().await?;
+        let rows = c.rows("heartbeat", &sql, &[&ns, &now, &ids, &attempts, &started]).await?;
+        let renewed: HashMap<Uuid, bool> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let flagged: Vec<Uuid> = ids.iter().filter(|id| !renewed.contains_key(id)).copied().collect();
+        // A superseded attempt still learns whether cancellation was requested.
+        let mut flags: HashMap<Uuid, bool> = HashMap::new();
+        if !flagged.is_empty() {
+            let sql = self.sql("SELECT id, cancel_requested FROM {S}.jobs WHERE namespace = $1 AND id = ANY($2)");
+            flags = c.rows("heartbeat", &sql, &[&ns, &flagged]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+        }
+        let out = ids
+            .iter()
+            .map(|id| match renewed.get(id) {
+                Some(cancel) => HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: *cancel },
+                None => HeartbeatReply {
+                    outcome: AckOutcome::Superseded,
+                    cancel_requested: flags.get(id).copied().unwrap_or(false),
+                },
+            })
+            .collect();
+        Ok(out)
+    }
+
+    /// Applies `event` to running jobs selected by `where_sql` (a condition on alias `j`
+    /// with `$1` namespace and `$2` a cutoff), skipping rows other transactions hold.
+    async fn expire_running(&self, what: &str, where_sql: &str, cutoff: i64, event: Event, now: i64) -> Result<Vec<JobId>> {
+        let c = self.conn().await?;
+        let ns: &str = &self.ns;
+        let mut fx = Effects::default();
+        let sql = self.sql(&format!(
+            "SELECT {} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.status = 1 AND {where_sql} \
+             ORDER BY j.id FOR UPDATE SKIP LOCKED",
+            state_cols("j")
+        ));
+        let ids = c
+            .tx(async {
+                let rows = c.rows(what, &sql, &[&ns, &cutoff]).await?;
+                let mut changes = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let l = loaded(r, 0)?;
+                    if let Ok(next) = transition(&l.state, &event, now) {
+                        changes.push(Change::new(l, next));
+                    }
+                }
+                let ids: Vec<JobId> = changes.iter().map(|ch| jid(ch.before.id)).collect();
+                self.write_and_commit(&c, &changes, now, false, &mut fx).await?;
+                Ok(ids)
+            })
+            .await?;
+        self.announce(&fx);
+        Ok(ids)
+    }
+
+    pub(crate) async fn release_stale_jobs(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
+        let cutoff = now.saturating_sub(i64_of("stale window ms", stale_after_ms)?);
+        self.expire_running(
+            "release stale jobs",
+            "coalesce(j.heartbeat_at, j.started_at) < $2",
+            cutoff,
+            Event::HeartbeatLost,
+            now,
+        )
+        .await
+    }
+
+    pub(crate) async fn expire_runaway_jobs(&self, cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
+        let cutoff = now.saturating_sub(i64_of("absolute cap ms", cap_ms)?);
+        self.expire_running("expire runaway jobs", "j.started_at < $2", cutoff, Event::RunawayExpired, now).await
+    }
+
+    /// Loads one job under lock and applies `event` when the state machine allows it; returns
+    /// whether it applied, or `None` when the job is unknown.
+    pub(crate) async fn apply_one(&self, id: &JobId, event: Event, now: i64) -> Result<Option<bool>> {
+        let u = uid(id)?;
+        let c = self.conn().await?;
+        let ns: &str = &self.ns;
+        let mut fx = Effects::default();
+        let sql = lock_sql(self);
+        let applied = c
+            .tx(async {
+                let rows = c.rows("update job", &sql, &[&ns, &vec![u]]).await?;
+                let Some(r) = rows.first() else { return Ok(None) };
+                let l = loaded(r, 0)?;
+                match transition(&l.state, &event, now) {
+                    Ok(next) => {
+                        let changes = [Change::new(l, next)];
+                        self.write_and_commit(&c, &changes, now, false, &mut fx).await?;
+                        Ok(Some(true))
+                    }
+                    Err(_) => Ok(Some(false)),
+                }
+            })
+            .await?;
+        self.announce(&fx);
+        Ok(applied)
+    }
+
+    pub(crate) async fn request_cancel_job(&self, id: &JobId, now: i64) -> Result<bool> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "UPDATE {S}.jobs SET cancel_requested = true WHERE namespace = $1 AND id = $2 AND status = 1 RETURNING id",
+        );
+        let flagged = {
+            let c = self.conn().await?;
+            c.opt("request cancel", &sql, &[&ns, &u]).await?.is_some()
+        };
+        if flagged {
+            self.announce(&Effects { work: false, jobs: vec![u] });
+            return Ok(true);
+        }
+        match self.apply_one(id, Event::Cancel, now).await? {
+            None => Err(flexiq_core::Error::JobNotFound(id.clone())),
+            Some(applied) => Ok(applied),
+        }
+    }
+}

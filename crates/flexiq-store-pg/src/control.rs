@@ -1,0 +1,164 @@
+//! [`QueueControl`] for [`PgStore`]: pause, limits, purges and revocation, persisted in the
+//! `queues` and `revoked_tasks` tables so every worker process sees them.
+
+use flexiq_core::options::validate_name;
+use flexiq_core::store::{QueueConfig, QueueControl};
+use flexiq_core::transition::{transition, Event};
+use flexiq_core::{Error, RateLimit, Result};
+
+use crate::apply::{Change, Effects};
+use crate::row::{loaded, state_cols};
+use crate::store::PgStore;
+
+impl PgStore {
+    /// Registers a queue if new and sets `assignments` (SQL using `$3` for `value`).
+    async fn set_queue(
+        &self,
+        queue: &str,
+        assignments: &str,
+        value: &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Result<()> {
+        validate_name("queue name", queue)?;
+        let ns: &str = &self.ns;
+        let register =
+            self.sql("INSERT INTO {S}.queues (namespace, queue) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+        let update = self.sql(&format!("UPDATE {{S}}.queues SET {assignments} WHERE namespace = $1 AND queue = $2"));
+        let c = self.conn().await?;
+        c.tx(async {
+            c.exec("queue control", &register, &[&ns, &queue]).await?;
+            c.exec("queue control", &update, &[&ns, &queue, value]).await?;
+            Ok(())
+        })
+        .await?;
+        self.announce(&Effects { work: true, jobs: vec![] });
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl QueueControl for PgStore {
+    async fn pause(&self, queue: &str) -> Result<()> {
+        self.set_queue(queue, "paused = $3", &true).await
+    }
+
+    async fn resume(&self, queue: &str) -> Result<()> {
+        self.set_queue(queue, "paused = $3", &false).await
+    }
+
+    async fn paused_queues(&self) -> Result<Vec<String>> {
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT queue FROM {S}.queues WHERE namespace = $1 AND paused ORDER BY queue");
+        let c = self.conn().await?;
+        Ok(c.rows("paused queues", &sql, &[&ns]).await?.iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn set_rate_limit(&self, queue: &str, limit: Option<RateLimit>) -> Result<()> {
+        if let Some(l) = limit {
+            if l.count == 0 || l.per_ms == 0 {
+                return Err(Error::invalid(format!("rate limit {l} of queue {queue} must allow at least one job per window")));
+            }
+        }
+        let rate: Option<(i32, i64)> = match limit {
+            Some(l) => Some((
+                i32::try_from(l.count).map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
+                i64::try_from(l.per_ms).map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
+            )),
+            None => None,
+        };
+        let text = rate.map(|(c, p)| format!("{c}/{p}"));
+        self.set_queue(
+            queue,
+            "rate_count = split_part($3::text, '/', 1)::int, rate_per_ms = split_part($3::text, '/', 2)::bigint, \
+             tokens = NULL, tokens_at = NULL",
+            &text,
+        )
+        .await
+    }
+
+    async fn set_concurrency(&self, queue: &str, max: Option<u32>) -> Result<()> {
+        let v: Option<i32> = match max {
+            Some(0) => return Err(Error::invalid(format!("concurrency cap of queue {queue} must be at least 1"))),
+            Some(m) => Some(i32::try_from(m).map_err(|_| Error::invalid(format!("concurrency cap {m} is too large")))?),
+            None => None,
+        };
+        self.set_queue(queue, "concurrency = $3", &v).await
+    }
+
+    async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {
+        validate_name("queue name", queue)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT paused, rate_count, rate_per_ms, concurrency FROM {S}.queues WHERE namespace = $1 AND queue = $2");
+        let c = self.conn().await?;
+        let Some(r) = c.opt("queue config", &sql, &[&ns, &queue]).await? else { return Ok(QueueConfig::default()) };
+        let rate_limit = match (r.get::<_, Option<i32>>(1), r.get::<_, Option<i64>>(2)) {
+            (Some(count), Some(per)) => Some(RateLimit { count: count.max(0) as u32, per_ms: per.max(0) as u64 }),
+            _ => None,
+        };
+        Ok(QueueConfig {
+            paused: r.get(0),
+            rate_limit,
+            concurrency: r.get::<_, Option<i32>>(3).map(|v| v.max(0) as u32),
+        })
+    }
+
+    async fn purge_queue(&self, queue: &str, now: i64) -> Result<u64> {
+        validate_name("queue name", queue)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql(&format!(
+            "SELECT {} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.queue = $2 AND j.status IN (0, 6, 7) ORDER BY j.id FOR UPDATE",
+            state_cols("j")
+        ));
+        let c = self.conn().await?;
+        let mut fx = Effects::default();
+        let n = c
+            .tx(async {
+                let rows = c.rows("purge queue", &sql, &[&ns, &queue]).await?;
+                let mut changes = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let l = loaded(r, 0)?;
+                    if let Ok(next) = transition(&l.state, &Event::Cancel, now) {
+                        changes.push(Change::new(l, next));
+                    }
+                }
+                self.write_and_commit(&c, &changes, now, false, &mut fx).await?;
+                Ok(changes.len() as u64)
+            })
+            .await?;
+        self.announce(&fx);
+        Ok(n)
+    }
+
+    async fn revoke_task(&self, task: &str) -> Result<()> {
+        validate_name("task name", task)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql("INSERT INTO {S}.revoked_tasks (namespace, task) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+        let c = self.conn().await?;
+        c.exec("revoke task", &sql, &[&ns, &task]).await?;
+        Ok(())
+    }
+
+    async fn unrevoke_task(&self, task: &str) -> Result<bool> {
+        let ns: &str = &self.ns;
+        let sql = self.sql("DELETE FROM {S}.revoked_tasks WHERE namespace = $1 AND task = $2");
+        let c = self.conn().await?;
+        let n = c.exec("unrevoke task", &sql, &[&ns, &task]).await?;
+        if n > 0 {
+            self.announce(&Effects { work: true, jobs: vec![] });
+        }
+        Ok(n > 0)
+    }
+
+    async fn revoked_tasks(&self) -> Result<Vec<String>> {
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 ORDER BY task");
+        let c = self.conn().await?;
+        Ok(c.rows("revoked tasks", &sql, &[&ns]).await?.iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn purge_completed(&self, cutoff: i64) -> Result<u64> {
+        let ns: &str = &self.ns;
+        let sql = self.sql("DELETE FROM {S}.jobs WHERE namespace = $1 AND status = 2 AND finished_at < $2");
+        let c = self.conn().await?;
+        c.exec("purge completed jobs", &sql, &[&ns, &cutoff]).await
+    }
+}

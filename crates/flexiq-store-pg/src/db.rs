@@ -1,0 +1,137 @@
+//! Pooled connections with explicit transactions that can be pipelined.
+//!
+//! `BEGIN` is sent alongside a transaction's first statement and `COMMIT` alongside its last
+//! writes, so a short transaction costs as few round trips as possible. A connection dropped
+//! while a transaction is open (an error path, or a caller that cancelled the future) is taken
+//! out of the pool and closed rather than handed to the next caller mid-transaction.
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use deadpool_postgres::{Object, Pool};
+use flexiq_core::{Error, Result};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Row, Statement};
+use uuid::Uuid;
+
+use crate::error;
+
+/// A pooled connection that knows whether it is inside a transaction.
+pub(crate) struct Conn {
+    obj: Option<Object>,
+    in_tx: AtomicBool,
+}
+
+impl Conn {
+    pub(crate) async fn get(pool: &Pool) -> Result<Conn> {
+        let obj = pool.get().await.map_err(error::pool)?;
+        Ok(Conn { obj: Some(obj), in_tx: AtomicBool::new(false) })
+    }
+
+    fn client(&self) -> &Object {
+        self.obj.as_ref().expect("connection present until drop")
+    }
+
+    /// Prepares (or reuses) a statement on this connection.
+    pub(crate) async fn prep(&self, what: &str, sql: &str) -> Result<Statement> {
+        self.client().prepare_cached(sql).await.map_err(|e| error::pg(what, e))
+    }
+
+    /// Runs a statement and returns its rows.
+    pub(crate) async fn rows(&self, what: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        let st = self.prep(what, sql).await?;
+        self.client().query(&st, params).await.map_err(|e| error::pg(what, e))
+    }
+
+    /// Runs a statement and returns how many rows it touched.
+    pub(crate) async fn exec(&self, what: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+        let st = self.prep(what, sql).await?;
+        self.client().execute(&st, params).await.map_err(|e| error::pg(what, e))
+    }
+
+    /// Runs a statement expected to return at most one row.
+    pub(crate) async fn opt(&self, what: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
+        Ok(self.rows(what, sql, params).await?.into_iter().next())
+    }
+
+    /// Sends `BEGIN` (call it in the same `join!` as the first statement to pipeline them).
+    pub(crate) async fn begin(&self) -> Result<()> {
+        self.in_tx.store(true, Ordering::Relaxed);
+        self.client().batch_execute("BEGIN").await.map_err(|e| error::pg("begin", e))
+    }
+
+    /// Sends `COMMIT`.
+    pub(crate) async fn commit(&self) -> Result<()> {
+        self.client().batch_execute("COMMIT").await.map_err(|e| error::pg("commit", e))?;
+        self.in_tx.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Rolls back after a failure; a connection that cannot roll back is discarded on drop.
+    pub(crate) async fn rollback(&self) {
+        if self.in_tx.load(Ordering::Relaxed) && self.client().batch_execute("ROLLBACK").await.is_ok() {
+            self.in_tx.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs `body` inside a transaction: commits when it returns `Ok` (unless it already
+    /// committed), rolls back otherwise.
+    pub(crate) async fn tx<T>(&self, body: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        if !self.in_tx.load(Ordering::Relaxed) {
+            self.begin().await?;
+        }
+        self.tx_lazy(body).await
+    }
+
+    /// Like [`Conn::tx`], but `body` sends `BEGIN` itself (pipelined with its first statement).
+    pub(crate) async fn tx_lazy<T>(&self, body: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        match body.await {
+            Ok(v) => {
+                if self.in_tx.load(Ordering::Relaxed) {
+                    if let Err(e) = self.commit().await {
+                        self.rollback().await;
+                        return Err(e);
+                    }
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                self.rollback().await;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Deref for Conn {
+    type Target = tokio_postgres::Client;
+    fn deref(&self) -> &tokio_postgres::Client {
+        self.client()
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if self.in_tx.load(Ordering::Relaxed) {
+            if let Some(obj) = self.obj.take() {
+                // Never hand a connection with an open transaction back to the pool.
+                drop(Object::take(obj));
+            }
+        }
+    }
+}
+
+/// Parses a job id into the stored UUID.
+pub(crate) fn uid(id: &flexiq_core::JobId) -> Result<Uuid> {
+    Uuid::parse_str(id.as_str()).map_err(|_| Error::invalid(format!("job id {:?} is not a UUID", id.as_str())))
+}
+
+/// The job id of a stored UUID.
+pub(crate) fn jid(u: Uuid) -> flexiq_core::JobId {
+    flexiq_core::JobId::from_trusted(u.hyphenated().to_string())
+}
+
+/// Converts an unsigned count or duration into the signed column type, refusing overflow.
+pub(crate) fn i64_of(what: &str, v: u64) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::invalid(format!("{what} {v} is too large")))
+}

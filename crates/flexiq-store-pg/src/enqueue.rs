@@ -1,0 +1,366 @@
+//! Enqueue: one multi-row statement (UNNEST arrays) per batch.
+//!
+//! A batch without unique keys, dependencies or an admission cap is a single autocommitted
+//! statement that checks revoked tasks, registers queues and inserts every row. Batches that
+//! need more (dedupe against live jobs, dependency edges, `max_pending` checked under the
+//! queue's row lock) run the same insert inside a transaction after those checks.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use flexiq_core::options::{validate_name, MAX_PAYLOAD_BYTES};
+use flexiq_core::store::{EnqueueRequest, Enqueued};
+use flexiq_core::transition::{transition, Event, JobState};
+use flexiq_core::{Error, JobStatus, NewJob, Result};
+use uuid::Uuid;
+
+use crate::db::{i64_of, jid, uid, Conn};
+use crate::row::{code, status};
+use crate::store::PgStore;
+
+const FAST_INSERT: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2::text[])), \
+    q AS (INSERT INTO {S}.queues (namespace, queue) SELECT $1, x FROM unnest($3::text[]) AS x \
+          WHERE NOT EXISTS (SELECT 1 FROM rev) ON CONFLICT DO NOTHING), \
+    ins AS (INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
+          backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id) \
+        SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, 0, u.max_retries, u.bb, u.bm, $4, u.run_at, \
+          u.timeout, u.metadata, u.grp, u.wr, u.ws \
+        FROM unnest($5::uuid[], $6::text[], $7::text[], $8::bytea[], $9::int4[], $10::int4[], $11::int8[], \
+          $12::int8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::text[], $18::text[]) \
+          AS u(id, queue, task, payload, priority, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws) \
+        WHERE NOT EXISTS (SELECT 1 FROM rev)) \
+    SELECT task FROM rev";
+
+const FULL_INSERT: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
+      backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
+      workflow_stage_id, unique_key, depends_on, has_dependents, finished_at, last_error) \
+    SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, u.status, u.max_retries, u.bb, u.bm, $2, u.run_at, \
+      u.timeout, u.metadata, u.grp, u.wr, u.ws, u.ukey, \
+      CASE WHEN u.deps = '' THEN '{}'::uuid[] ELSE string_to_array(u.deps, ',')::uuid[] END, \
+      u.has_deps, u.finished_at, u.last_error \
+    FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bytea[], $7::int4[], $8::int2[], $9::int4[], $10::int8[], \
+      $11::int8[], $12::int8[], $13::int8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
+      $19::text[], $20::bool[], $21::int8[], $22::text[]) \
+      AS u(id, queue, task, payload, priority, status, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws, \
+        ukey, deps, has_deps, finished_at, last_error) \
+    ON CONFLICT DO NOTHING RETURNING id";
+
+/// Column arrays of the common insert fields.
+#[derive(Default)]
+struct Cols {
+    id: Vec<Uuid>,
+    queue: Vec<String>,
+    task: Vec<String>,
+    payload: Vec<Vec<u8>>,
+    priority: Vec<i32>,
+    max_retries: Vec<i32>,
+    bb: Vec<i64>,
+    bm: Vec<i64>,
+    run_at: Vec<i64>,
+    timeout: Vec<Option<i64>>,
+    metadata: Vec<Option<String>>,
+    grp: Vec<Option<String>>,
+    wr: Vec<Option<String>>,
+    ws: Vec<Option<String>>,
+}
+
+impl Cols {
+    fn push(&mut self, id: Uuid, j: NewJob) -> Result<()> {
+        self.id.push(id);
+        self.priority.push(j.priority);
+        self.max_retries.push(i32::try_from(j.max_retries).map_err(|_| Error::invalid("max_retries is too large"))?);
+        self.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
+        self.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
+        self.run_at.push(j.run_at);
+        self.timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
+        self.queue.push(j.queue);
+        self.task.push(j.task);
+        self.payload.push(j.payload);
+        self.metadata.push(j.metadata);
+        self.grp.push(j.group_key);
+        self.wr.push(j.workflow_run_id);
+        self.ws.push(j.workflow_stage_id);
+        Ok(())
+    }
+}
+
+/// Re-checks what `NewJob::build` guarantees, for jobs assembled by hand.
+fn check(j: &NewJob) -> Result<()> {
+    validate_name("queue name", &j.queue)?;
+    validate_name("task name", &j.task)?;
+    if j.payload.len() > MAX_PAYLOAD_BYTES {
+        return Err(Error::invalid(format!(
+            "payload of job {} is {} bytes, over the {MAX_PAYLOAD_BYTES} byte limit",
+            j.id,
+            j.payload.len()
+        )));
+    }
+    if let Some(k) = &j.unique_key {
+        validate_name("unique key", k)?;
+    }
+    if let Some(m) = &j.metadata {
+        flexiq_core::options::validate_metadata(m)?;
+    }
+    j.backoff.validate()?;
+    Ok(())
+}
+
+fn revoked_error(ns: &str, task: &str) -> Error {
+    Error::Conflict(format!("task {task} is revoked in namespace {ns}"))
+}
+
+impl PgStore {
+    pub(crate) async fn enqueue_jobs(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+        if req.jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut seen = BTreeSet::new();
+        for j in &req.jobs {
+            check(j)?;
+            if !seen.insert(j.id.clone()) {
+                return Err(Error::invalid(format!("job id {} appears twice in one enqueue", j.id)));
+            }
+        }
+        let simple = req.max_pending.is_none()
+            && req.jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty());
+        let c = self.conn().await?;
+        let out = if simple { self.enqueue_fast(&c, req).await? } else { self.enqueue_full(&c, req).await? };
+        let created: Vec<Uuid> = out.iter().filter(|e| e.created).filter_map(|e| uid(&e.id).ok()).collect();
+        self.shared.hub.publish(&self.ns, !created.is_empty(), &[]);
+        Ok(out)
+    }
+
+    async fn enqueue_fast(&self, c: &Conn, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+        let n = req.jobs.len();
+        let mut cols = Cols::default();
+        let mut out = Vec::with_capacity(n);
+        for j in req.jobs {
+            let id = uid(&j.id)?;
+            out.push(Enqueued { id: j.id.clone(), created: true });
+            cols.push(id, j)?;
+        }
+        let tasks: Vec<&String> = cols.task.iter().collect::<BTreeSet<_>>().into_iter().collect();
+        let queues: Vec<&String> = cols.queue.iter().collect::<BTreeSet<_>>().into_iter().collect();
+        let ns: &str = &self.ns;
+        let rows = c
+            .rows(
+                "enqueue",
+                &self.sql(FAST_INSERT),
+                &[
+                    &ns, &tasks, &queues, &req.now, &cols.id, &cols.queue, &cols.task, &cols.payload, &cols.priority,
+                    &cols.max_retries, &cols.bb, &cols.bm, &cols.run_at, &cols.timeout, &cols.metadata, &cols.grp,
+                    &cols.wr, &cols.ws,
+                ],
+            )
+            .await?;
+        if let Some(r) = rows.first() {
+            return Err(revoked_error(ns, r.get(0)));
+        }
+        Ok(out)
+    }
+
+    async fn enqueue_full(&self, c: &Conn, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+        let ns: &str = &self.ns;
+        let now = req.now;
+        c.tx(async {
+            // Revoked tasks.
+            let tasks: Vec<&String> = req.jobs.iter().map(|j| &j.task).collect::<BTreeSet<_>>().into_iter().collect();
+            let rev_sql = self.sql("SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2) LIMIT 1");
+            if let Some(r) = c.opt("enqueue", &rev_sql, &[&ns, &tasks]).await? {
+                return Err(revoked_error(ns, r.get(0)));
+            }
+            // Unique keys against live jobs, then within the batch.
+            let keys: Vec<&String> = req.jobs.iter().filter_map(|j| j.unique_key.as_ref()).collect();
+            let mut live: HashMap<String, Uuid> = HashMap::new();
+            if !keys.is_empty() {
+                let sql = self.sql(
+                    "SELECT unique_key, id FROM {S}.jobs WHERE namespace = $1 AND unique_key = ANY($2) AND status IN (0, 1, 6, 7)",
+                );
+                for r in c.rows("enqueue", &sql, &[&ns, &keys]).await? {
+                    live.insert(r.get(0), r.get(1));
+                }
+            }
+            let mut out = Vec::with_capacity(req.jobs.len());
+            let mut alias: HashMap<Uuid, Uuid> = HashMap::new();
+            let mut creating: Vec<(Uuid, NewJob)> = Vec::new();
+            for j in req.jobs {
+                let id = uid(&j.id)?;
+                if let Some(k) = &j.unique_key {
+                    if let Some(existing) = live.get(k) {
+                        alias.insert(id, *existing);
+                        out.push(Enqueued { id: jid(*existing), created: false });
+                        continue;
+                    }
+                    live.insert(k.clone(), id);
+                }
+                out.push(Enqueued { id: j.id.clone(), created: true });
+                creating.push((id, j));
+            }
+            // Dependencies: earlier jobs of the batch, or existing jobs locked and flagged.
+            let batch_pos: HashMap<Uuid, usize> = creating.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+            let mut external: BTreeSet<Uuid> = BTreeSet::new();
+            let mut deps_of: Vec<Vec<Uuid>> = Vec::with_capacity(creating.len());
+            for (i, (id, j)) in creating.iter().enumerate() {
+                let mut deps = Vec::with_capacity(j.depends_on.len());
+                for d in &j.depends_on {
+                    let d = uid(d)?;
+                    let d = alias.get(&d).copied().unwrap_or(d);
+                    if d == *id {
+                        return Err(Error::invalid(format!("job {} cannot depend on itself", j.id)));
+                    }
+                    match batch_pos.get(&d) {
+                        Some(p) if *p < i => {}
+                        Some(_) => {
+                            return Err(Error::invalid(format!(
+                                "job {} depends on {}, which comes later in the same batch",
+                                j.id,
+                                jid(d)
+                            )))
+                        }
+                        None => {
+                            external.insert(d);
+                        }
+                    }
+                    deps.push(d);
+                }
+                deps_of.push(deps);
+            }
+            let mut dep_status: HashMap<Uuid, JobStatus> = HashMap::new();
+            if !external.is_empty() {
+                let ext: Vec<Uuid> = external.iter().copied().collect();
+                let sql = self.sql(
+                    "UPDATE {S}.jobs SET has_dependents = true WHERE id IN \
+                     (SELECT id FROM {S}.jobs WHERE namespace = $1 AND id = ANY($2) ORDER BY id FOR UPDATE) \
+                     RETURNING id, status",
+                );
+                for r in c.rows("enqueue", &sql, &[&ns, &ext]).await? {
+                    dep_status.insert(r.get(0), status(r.get(1))?);
+                }
+                if let Some(missing) = ext.iter().find(|d| !dep_status.contains_key(d)) {
+                    return Err(Error::invalid(format!(
+                        "dependency {} not found in namespace {ns}",
+                        jid(*missing)
+                    )));
+                }
+            }
+            // Initial statuses, decided by the state machine from `waiting`.
+            let mut has_deps = vec![false; creating.len()];
+            let mut st = Vec::with_capacity(creating.len());
+            let mut finished = Vec::with_capacity(creating.len());
+            let mut last_error = Vec::with_capacity(creating.len());
+            for (i, (id, j)) in creating.iter().enumerate() {
+                let deps = &deps_of[i];
+                for d in deps {
+                    if let Some(p) = batch_pos.get(d) {
+                        has_deps[*p] = true;
+                    }
+                }
+                let mut s = JobStatus::Pending;
+                let (mut fin, mut err) = (None, None);
+                if !deps.is_empty() {
+                    let state = JobState {
+                        id: id.hyphenated().to_string(),
+                        status: JobStatus::Waiting,
+                        attempt: 0,
+                        max_retries: j.max_retries,
+                        started_at: None,
+                        backoff: j.backoff,
+                    };
+                    let statuses: Vec<(Uuid, JobStatus)> = deps
+                        .iter()
+                        .map(|d| (*d, dep_status.get(d).copied().unwrap_or_else(|| st[batch_pos[d]])))
+                        .collect();
+                    let failed = statuses
+                        .iter()
+                        .find(|(_, s)| matches!(s, JobStatus::Failed | JobStatus::Dead | JobStatus::Cancelled));
+                    let event = match failed {
+                        Some((d, _)) => Some(Event::DependencyFailed { dependency: d.hyphenated().to_string() }),
+                        None if statuses.iter().all(|(_, s)| *s == JobStatus::Completed) => Some(Event::DependenciesMet),
+                        None => None,
+                    };
+                    s = JobStatus::Waiting;
+                    if let Some(ev) = event {
+                        let next = transition(&state, &ev, now).map_err(|r| r.into_error(&state.id))?;
+                        s = next.status;
+                        fin = next.finished_at;
+                        err = next.last_error;
+                    }
+                }
+                st.push(s);
+                finished.push(fin);
+                last_error.push(err);
+            }
+            // Admission cap, checked under each queue's row lock.
+            let mut new_pending: BTreeMap<&str, u64> = BTreeMap::new();
+            for (i, (_, j)) in creating.iter().enumerate() {
+                if st[i] == JobStatus::Pending {
+                    *new_pending.entry(j.queue.as_str()).or_default() += 1;
+                }
+            }
+            let all_queues: Vec<&str> =
+                creating.iter().map(|(_, j)| j.queue.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+            let reg_sql = self.sql(
+                "INSERT INTO {S}.queues (namespace, queue) SELECT $1, x FROM unnest($2::text[]) AS x ON CONFLICT DO NOTHING",
+            );
+            c.exec("enqueue", &reg_sql, &[&ns, &all_queues]).await?;
+            if let Some(cap) = req.max_pending {
+                let qs: Vec<&str> = new_pending.keys().copied().collect();
+                let lock = self.sql(
+                    "SELECT queue FROM {S}.queues WHERE namespace = $1 AND queue = ANY($2) ORDER BY queue FOR UPDATE",
+                );
+                c.rows("enqueue", &lock, &[&ns, &qs]).await?;
+                let count = self.sql(
+                    "SELECT queue, count(*) FROM {S}.jobs WHERE namespace = $1 AND queue = ANY($2) AND status = 0 GROUP BY queue",
+                );
+                let counts: HashMap<String, i64> =
+                    c.rows("enqueue", &count, &[&ns, &qs]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+                for (q, add) in &new_pending {
+                    let pending = counts.get(*q).copied().unwrap_or(0) as u64;
+                    if pending + add > cap {
+                        return Err(Error::QueueFull { queue: q.to_string(), pending, max_pending: cap });
+                    }
+                }
+            }
+            if creating.is_empty() {
+                return Ok(out);
+            }
+            let mut cols = Cols::default();
+            let mut ukeys = Vec::with_capacity(creating.len());
+            let mut deps_text = Vec::with_capacity(creating.len());
+            let (mut edge_dep, mut edge_job) = (Vec::new(), Vec::new());
+            for (i, (id, j)) in creating.into_iter().enumerate() {
+                ukeys.push(j.unique_key.clone());
+                deps_text.push(deps_of[i].iter().map(|d| d.hyphenated().to_string()).collect::<Vec<_>>().join(","));
+                for d in &deps_of[i] {
+                    edge_dep.push(*d);
+                    edge_job.push(id);
+                }
+                cols.push(id, j)?;
+            }
+            let codes: Vec<i16> = st.iter().map(|s| code(*s)).collect();
+            let inserted = c
+                .rows(
+                    "enqueue",
+                    &self.sql(FULL_INSERT),
+                    &[
+                        &ns, &now, &cols.id, &cols.queue, &cols.task, &cols.payload, &cols.priority, &codes,
+                        &cols.max_retries, &cols.bb, &cols.bm, &cols.run_at, &cols.timeout, &cols.metadata, &cols.grp,
+                        &cols.wr, &cols.ws, &ukeys, &deps_text, &has_deps, &finished, &last_error,
+                    ],
+                )
+                .await?;
+            if inserted.len() != cols.id.len() {
+                return Err(Error::backend_retryable(format!(
+                    "a concurrent enqueue in namespace {ns} took one of the batch's unique keys; retry the enqueue"
+                )));
+            }
+            if !edge_dep.is_empty() {
+                let sql = self.sql(
+                    "INSERT INTO {S}.job_deps (depends_on, job_id, namespace) SELECT d, j, $1 FROM unnest($2::uuid[], $3::uuid[]) AS u(d, j)",
+                );
+                c.exec("enqueue", &sql, &[&ns, &edge_dep, &edge_job]).await?;
+            }
+            Ok(out)
+        })
+        .await
+    }
+}

@@ -1,0 +1,172 @@
+//! [`History`] for [`PgStore`]: metric rows, partial results, logs, progress and replays.
+
+use flexiq_core::store::History;
+use flexiq_core::{AckOutcome, Error, Fence, JobId, LogEntry, MetricRow, Partial, ReplayEntry, Result};
+use uuid::Uuid;
+
+use crate::apply::{new_uuid, Effects};
+use crate::db::{jid, uid};
+use crate::store::PgStore;
+
+#[async_trait::async_trait]
+impl History for PgStore {
+    async fn get_metrics(&self, since: i64, task: Option<&str>) -> Result<Vec<MetricRow>> {
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "SELECT job_id, task, queue, attempt, success, duration_ms, recorded_at FROM {S}.task_metrics \
+             WHERE namespace = $1 AND recorded_at >= $2 AND ($3::text IS NULL OR task = $3) ORDER BY recorded_at, job_id, attempt",
+        );
+        let c = self.conn().await?;
+        Ok(c.rows("read metrics", &sql, &[&ns, &since, &task])
+            .await?
+            .iter()
+            .map(|r| MetricRow {
+                job_id: r.get::<_, Uuid>(0).hyphenated().to_string(),
+                task: r.get(1),
+                queue: r.get(2),
+                attempt: r.get::<_, i32>(3).max(0) as u32,
+                success: r.get(4),
+                duration_ms: r.get::<_, i64>(5).max(0) as u64,
+                recorded_at: r.get(6),
+            })
+            .collect())
+    }
+
+    async fn publish_partial(&self, id: &JobId, data: Vec<u8>, now: i64) -> Result<u64> {
+        let u = uid(id)?;
+        if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
+            return Err(Error::invalid(format!("partial result of job {id} is {} bytes, over the limit", data.len())));
+        }
+        let ns: &str = &self.ns;
+        let lock = self.sql("SELECT id FROM {S}.jobs WHERE namespace = $1 AND id = $2 FOR UPDATE");
+        // A separate statement after the lock, so it sees partials committed before it.
+        let insert = self.sql(
+            "INSERT INTO {S}.job_partials (job_id, seq, data, published_at) \
+             SELECT $1, coalesce(max(seq), 0) + 1, $2, $3 FROM {S}.job_partials WHERE job_id = $1 RETURNING seq",
+        );
+        let c = self.conn().await?;
+        let seq = c
+            .tx(async {
+                if c.opt("publish partial", &lock, &[&ns, &u]).await?.is_none() {
+                    return Err(Error::JobNotFound(id.clone()));
+                }
+                let r = c.rows("publish partial", &insert, &[&u, &data, &now]).await?;
+                Ok(r[0].get::<_, i64>(0))
+            })
+            .await?;
+        self.announce(&Effects { work: false, jobs: vec![u] });
+        Ok(seq.max(0) as u64)
+    }
+
+    async fn partials(&self, id: &JobId, after_seq: u64, limit: u32) -> Result<Vec<Partial>> {
+        let u = uid(id)?;
+        let limit = i64::from(flexiq_core::validate_limit(i64::from(limit))?);
+        let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
+        let sql = self.sql(
+            "SELECT seq, data, published_at FROM {S}.job_partials WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        );
+        let c = self.conn().await?;
+        Ok(c.rows("read partials", &sql, &[&u, &after, &limit])
+            .await?
+            .iter()
+            .map(|r| Partial { seq: r.get::<_, i64>(0).max(0) as u64, data: r.get(1), published_at: r.get(2) })
+            .collect())
+    }
+
+    async fn append_log(&self, id: &JobId, level: &str, message: &str, now: i64) -> Result<()> {
+        let u = uid(id)?;
+        flexiq_core::options::validate_name("log level", level)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "INSERT INTO {S}.task_logs (id, namespace, job_id, level, message, logged_at) \
+             SELECT $3, $1, id, $4, $5, $6 FROM {S}.jobs WHERE namespace = $1 AND id = $2",
+        );
+        let c = self.conn().await?;
+        let n = c.exec("append log", &sql, &[&ns, &u, &new_uuid(), &level, &message, &now]).await?;
+        if n == 0 {
+            return Err(Error::JobNotFound(id.clone()));
+        }
+        Ok(())
+    }
+
+    async fn job_logs(&self, id: &JobId) -> Result<Vec<LogEntry>> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "SELECT level, message, logged_at FROM {S}.task_logs WHERE job_id = $1 AND namespace = $2 ORDER BY logged_at, id",
+        );
+        let c = self.conn().await?;
+        Ok(c.rows("read logs", &sql, &[&u, &ns])
+            .await?
+            .iter()
+            .map(|r| LogEntry { job_id: id.to_string(), level: r.get(0), message: r.get(1), logged_at: r.get(2) })
+            .collect())
+    }
+
+    async fn set_progress(&self, id: &JobId, fence: Fence, progress: f64) -> Result<AckOutcome> {
+        let u = uid(id)?;
+        if !progress.is_finite() || !(0.0..=100.0).contains(&progress) {
+            return Err(Error::invalid(format!("progress {progress} of job {id} must be between 0 and 100")));
+        }
+        let ns: &str = &self.ns;
+        let attempt = fence.attempt as i32;
+        let sql = self.sql(
+            "UPDATE {S}.jobs SET progress = $3 WHERE namespace = $1 AND id = $2 AND status = 1 \
+             AND attempt = $4 AND started_at = $5",
+        );
+        let c = self.conn().await?;
+        let n = c.exec("set progress", &sql, &[&ns, &u, &progress, &attempt, &fence.started_at]).await?;
+        if n == 0 {
+            return Ok(AckOutcome::Superseded);
+        }
+        self.announce(&Effects { work: false, jobs: vec![u] });
+        Ok(AckOutcome::Acknowledged)
+    }
+
+    async fn replay(&self, id: &JobId, now: i64) -> Result<JobId> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let new_id = new_uuid();
+        let sql = self.sql(
+            "WITH src AS (SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.jobs WHERE namespace = $1 AND id = $2 \
+                          UNION ALL SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.archived_jobs WHERE namespace = $1 AND id = $2 \
+                          LIMIT 1), \
+             ins AS (INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
+                 backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id) \
+               SELECT $3, $1, queue, task, payload, priority, 0, max_retries, backoff_base_ms, backoff_max_ms, $4, $4, \
+                 timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id FROM src RETURNING id), \
+             rep AS (INSERT INTO {S}.replays (id, namespace, original_job_id, replay_job_id, replayed_at, original_error) \
+               SELECT $5, $1, $2, $3, $4, last_error FROM src) \
+             SELECT id FROM ins",
+        );
+        let c = self.conn().await?;
+        if c.opt("replay job", &sql, &[&ns, &u, &new_id, &now, &new_uuid()]).await?.is_none() {
+            return Err(Error::JobNotFound(id.clone()));
+        }
+        self.announce(&Effects { work: true, jobs: vec![] });
+        Ok(jid(new_id))
+    }
+
+    async fn replay_history(&self, id: &JobId) -> Result<Vec<ReplayEntry>> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "SELECT r.id, r.original_job_id, r.replay_job_id, r.replayed_at, r.original_error, j.last_error \
+             FROM {S}.replays r LEFT JOIN {S}.jobs j ON j.id = r.replay_job_id \
+             WHERE r.namespace = $1 AND r.original_job_id = $2 ORDER BY r.replayed_at DESC, r.id DESC",
+        );
+        let c = self.conn().await?;
+        Ok(c.rows("replay history", &sql, &[&ns, &u])
+            .await?
+            .iter()
+            .map(|r| ReplayEntry {
+                id: r.get::<_, Uuid>(0).hyphenated().to_string(),
+                original_job_id: r.get::<_, Uuid>(1).hyphenated().to_string(),
+                replay_job_id: r.get::<_, Uuid>(2).hyphenated().to_string(),
+                replayed_at: r.get(3),
+                original_error: r.get(4),
+                replay_error: r.get(5),
+            })
+            .collect())
+    }
+}

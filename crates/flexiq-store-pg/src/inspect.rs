@@ -1,0 +1,261 @@
+//! [`Inspect`] for [`PgStore`]: listings (offset and keyset), counts, errors and the job graph.
+//!
+//! Status filters are written into the SQL as literals so the planner can pick the per-status
+//! partial index; keyset pages seek with a row comparison on `(created_at, id)`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use flexiq_core::cursor::page_from_rows;
+use flexiq_core::store::Inspect;
+use flexiq_core::{
+    validate_limit, Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, Page, Result, Stats,
+};
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::db::uid;
+use crate::row::{code, job, status, JOB_COLS};
+use crate::store::PgStore;
+
+type Param = Box<dyn ToSql + Sync + Send>;
+
+/// `AND ...` conditions for `f`, pushing parameters after the namespace (`$1`).
+fn filter_sql(f: &JobFilter, params: &mut Vec<Param>) -> String {
+    let mut sql = String::new();
+    let mut add = |cond: &str, p: Param, params: &mut Vec<Param>| {
+        params.push(p);
+        sql.push_str(&cond.replace('#', &format!("${}", params.len())));
+    };
+    if let Some(q) = &f.queue {
+        add(" AND queue = #", Box::new(q.clone()), params);
+    }
+    if let Some(t) = &f.task {
+        add(" AND task = #", Box::new(t.clone()), params);
+    }
+    if let Some(m) = &f.metadata_contains {
+        add(" AND strpos(metadata, #) > 0", Box::new(m.clone()), params);
+    }
+    if let Some(e) = &f.error_contains {
+        add(" AND strpos(last_error, #) > 0", Box::new(e.clone()), params);
+    }
+    if let Some(a) = f.created_after {
+        add(" AND created_at >= #", Box::new(a), params);
+    }
+    if let Some(b) = f.created_before {
+        add(" AND created_at < #", Box::new(b), params);
+    }
+    if let Some(s) = f.status {
+        sql.push_str(&format!(" AND status = {}", code(s)));
+    }
+    sql
+}
+
+fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect()
+}
+
+fn limit_of(limit: u32) -> Result<i64> {
+    validate_limit(i64::from(limit)).map(i64::from)
+}
+
+fn offset_of(offset: u64) -> Result<i64> {
+    i64::try_from(offset).map_err(|_| Error::invalid(format!("offset {offset} is too large")))
+}
+
+/// Decodes a keyset cursor into its (sort key, id).
+pub(crate) fn cursor_pos(after: &str, listing: &str, fp: u64) -> Result<(i64, Uuid)> {
+    let c = Cursor::decode(after, listing, fp)?;
+    let id = Uuid::parse_str(&c.id).map_err(|_| Error::invalid(format!("cursor for {listing} names no valid id")))?;
+    Ok((c.sort_key, id))
+}
+
+fn add_stats(map: &mut BTreeMap<String, Stats>, queue: String, st: i16, n: i64) -> Result<()> {
+    map.entry(queue).or_default().add(status(st)?, n.max(0) as u64);
+    Ok(())
+}
+
+impl PgStore {
+    async fn select_jobs(&self, what: &str, sql: &str, params: &[Param]) -> Result<Vec<Job>> {
+        let c = self.conn().await?;
+        c.rows(what, sql, &refs(params)).await?.iter().map(job).collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl Inspect for PgStore {
+    async fn list_jobs(&self, filter: &JobFilter, limit: u32, offset: u64) -> Result<Vec<Job>> {
+        let (limit, offset) = (limit_of(limit)?, offset_of(offset)?);
+        let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
+        let cond = filter_sql(filter, &mut params);
+        params.push(Box::new(limit));
+        params.push(Box::new(offset));
+        let n = params.len();
+        let sql = self.sql(&format!(
+            "SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} ORDER BY created_at DESC, id DESC LIMIT ${} OFFSET ${n}",
+            n - 1
+        ));
+        self.select_jobs("list jobs", &sql, &params).await
+    }
+
+    async fn list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
+        let lim = limit_of(limit)?;
+        let fp = filter.fingerprint();
+        let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
+        let mut cond = filter_sql(filter, &mut params);
+        if let Some(a) = after {
+            let (key, id) = cursor_pos(a, "jobs", fp)?;
+            params.push(Box::new(key));
+            params.push(Box::new(id));
+            cond.push_str(&format!(" AND (created_at, id) < (${}, ${})", params.len() - 1, params.len()));
+        }
+        params.push(Box::new(lim + 1));
+        let sql = self.sql(&format!(
+            "SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} ORDER BY created_at DESC, id DESC LIMIT ${}",
+            params.len()
+        ));
+        let rows = self.select_jobs("list jobs", &sql, &params).await?;
+        Ok(page_from_rows(rows, limit as usize, "jobs", fp, |j| (j.created_at, j.id.to_string())))
+    }
+
+    async fn stats(&self, queue: Option<&str>) -> Result<Stats> {
+        let ns: &str = &self.ns;
+        let sql = self.sql(
+            "SELECT status, count(*) FROM {S}.jobs WHERE namespace = $1 AND ($2::text IS NULL OR queue = $2) GROUP BY status",
+        );
+        let c = self.conn().await?;
+        let mut s = Stats::default();
+        for r in c.rows("stats", &sql, &[&ns, &queue]).await? {
+            s.add(status(r.get(0))?, r.get::<_, i64>(1).max(0) as u64);
+        }
+        Ok(s)
+    }
+
+    async fn stats_by_queue(&self) -> Result<BTreeMap<String, Stats>> {
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT queue, status, count(*) FROM {S}.jobs WHERE namespace = $1 GROUP BY queue, status");
+        let c = self.conn().await?;
+        let mut map = BTreeMap::new();
+        for r in c.rows("stats by queue", &sql, &[&ns]).await? {
+            add_stats(&mut map, r.get(0), r.get(1), r.get(2))?;
+        }
+        Ok(map)
+    }
+
+    async fn stats_all_queues(&self) -> Result<BTreeMap<String, Stats>> {
+        let mut map = self.stats_by_queue().await?;
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT queue FROM {S}.queues WHERE namespace = $1");
+        let c = self.conn().await?;
+        for r in c.rows("stats of all queues", &sql, &[&ns]).await? {
+            map.entry(r.get(0)).or_default();
+        }
+        Ok(map)
+    }
+
+    async fn count_pending(&self, queue: &str) -> Result<u64> {
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT count(*) FROM {S}.jobs WHERE namespace = $1 AND queue = $2 AND status IN (0, 6) AND status = 0");
+        let c = self.conn().await?;
+        let n: i64 = c.rows("count pending", &sql, &[&ns, &queue]).await?[0].get(0);
+        Ok(n.max(0) as u64)
+    }
+
+    async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let c = self.conn().await?;
+        let exists = self.sql(
+            "SELECT EXISTS (SELECT 1 FROM {S}.jobs WHERE namespace = $1 AND id = $2) \
+             OR EXISTS (SELECT 1 FROM {S}.archived_jobs WHERE namespace = $1 AND id = $2)",
+        );
+        if !c.rows("job errors", &exists, &[&ns, &u]).await?[0].get::<_, bool>(0) {
+            return Err(Error::JobNotFound(id.clone()));
+        }
+        let sql = self.sql(
+            "SELECT id, job_id, attempt, error, failed_at FROM {S}.job_errors WHERE job_id = $1 AND namespace = $2 ORDER BY failed_at, id",
+        );
+        c.rows("job errors", &sql, &[&u, &ns])
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(JobError {
+                    id: r.get::<_, Uuid>(0).hyphenated().to_string(),
+                    job_id: r.get::<_, Uuid>(1).hyphenated().to_string(),
+                    attempt: r.get::<_, i32>(2).max(0) as u32,
+                    error: r.get(3),
+                    failed_at: r.get(4),
+                })
+            })
+            .collect()
+    }
+
+    async fn job_dag(&self, id: &JobId) -> Result<JobDag> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let c = self.conn().await?;
+        let sql = self.sql(
+            "WITH RECURSIVE g(id) AS ( \
+                SELECT id FROM {S}.jobs WHERE namespace = $1 AND id = $2 \
+                UNION \
+                SELECT CASE WHEN d.depends_on = g.id THEN d.job_id ELSE d.depends_on END \
+                FROM {S}.job_deps d JOIN g ON d.depends_on = g.id OR d.job_id = g.id WHERE d.namespace = $1) \
+             SELECT g.id, j.task, j.status FROM g JOIN {S}.jobs j ON j.id = g.id ORDER BY g.id",
+        );
+        let mut dag = JobDag::default();
+        let mut ids = BTreeSet::new();
+        for r in c.rows("job graph", &sql, &[&ns, &u]).await? {
+            let nid: Uuid = r.get(0);
+            ids.insert(nid);
+            dag.nodes.push(DagNode { id: nid.hyphenated().to_string(), task: r.get(1), status: status(r.get(2))? });
+        }
+        if ids.is_empty() {
+            return Ok(dag);
+        }
+        let ids: Vec<Uuid> = ids.into_iter().collect();
+        let sql = self.sql(
+            "SELECT depends_on, job_id FROM {S}.job_deps WHERE namespace = $1 AND job_id = ANY($2) AND depends_on = ANY($2)",
+        );
+        let mut edges: Vec<DagEdge> = c
+            .rows("job graph", &sql, &[&ns, &ids])
+            .await?
+            .iter()
+            .map(|r| DagEdge {
+                from: r.get::<_, Uuid>(0).hyphenated().to_string(),
+                to: r.get::<_, Uuid>(1).hyphenated().to_string(),
+            })
+            .collect();
+        edges.sort();
+        dag.edges = edges;
+        Ok(dag)
+    }
+
+    async fn list_archived(&self, limit: u32, offset: u64) -> Result<Vec<Job>> {
+        let (limit, offset) = (limit_of(limit)?, offset_of(offset)?);
+        let sql = self.sql(&format!(
+            "SELECT {JOB_COLS} FROM {{S}}.archived_jobs WHERE namespace = $1 \
+             ORDER BY finished_at DESC, id DESC LIMIT $2 OFFSET $3"
+        ));
+        let params: Vec<Param> = vec![Box::new(self.ns.to_string()), Box::new(limit), Box::new(offset)];
+        self.select_jobs("list archived jobs", &sql, &params).await
+    }
+
+    async fn list_archived_after(&self, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
+        let lim = limit_of(limit)?;
+        let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
+        let mut cond = String::new();
+        if let Some(a) = after {
+            let (key, id) = cursor_pos(a, "archived", 0)?;
+            params.push(Box::new(key));
+            params.push(Box::new(id));
+            cond = " AND (finished_at, id) < ($2, $3)".to_string();
+        }
+        params.push(Box::new(lim + 1));
+        let sql = self.sql(&format!(
+            "SELECT {JOB_COLS} FROM {{S}}.archived_jobs WHERE namespace = $1{cond} \
+             ORDER BY finished_at DESC, id DESC LIMIT ${}",
+            params.len()
+        ));
+        let rows = self.select_jobs("list archived jobs", &sql, &params).await?;
+        Ok(page_from_rows(rows, limit as usize, "archived", 0, |j| (j.finished_at.unwrap_or(0), j.id.to_string())))
+    }
+}

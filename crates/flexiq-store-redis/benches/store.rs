@@ -1,0 +1,211 @@
+//! Store benchmarks against a local Redis (`FLEXIQ_REDIS_URL`, default
+//! `redis://127.0.0.1:6379`), under a key prefix of their own that is deleted afterwards.
+//! Ids are `redis/<op>/<param>`; `redis/baseline_*` are raw fred round trips for scale.
+//! Run: `cargo bench -p flexiq-store-redis --bench store`.
+
+#[path = "../tests/support/harness.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs)]
+mod harness;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
+use flexiq_core::{Backoff, EnqueueOptions, NewJob};
+use flexiq_store_redis::RedisStore;
+use fred::prelude::*;
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+
+use harness::RedisHarness;
+
+fn wall() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+fn new_job(queue: &str) -> NewJob {
+    let opts = EnqueueOptions { queue: Some(queue.into()), backoff: Some(Backoff::NONE), ..Default::default() };
+    NewJob::build("noop", b"{}".to_vec(), opts, wall()).unwrap()
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+async fn raw_client(url: &str) -> Client {
+    let c = Builder::from_config(Config::from_url(url).unwrap()).build().unwrap();
+    c.init().await.unwrap();
+    c
+}
+
+async fn drain(store: &RedisStore, queue: &str, total: usize, loops: usize) {
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for w in 0..loops {
+        let (store, done, queue) = (store.clone(), done.clone(), queue.to_string());
+        tasks.push(tokio::spawn(async move {
+            while done.load(std::sync::atomic::Ordering::Acquire) < total {
+                let req = ClaimRequest { queues: vec![queue.clone()], limit: 100, worker_id: format!("w{w}"), now: wall() };
+                let got = store.claim(req).await.unwrap();
+                if got.is_empty() {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                let acks: Vec<Ack> = got
+                    .iter()
+                    .map(|c| Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } })
+                    .collect();
+                let n = acks.len();
+                store.ack(acks, wall()).await.unwrap();
+                done.fetch_add(n, std::sync::atomic::Ordering::AcqRel);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = runtime();
+    let h = RedisHarness::new();
+    let store = rt.block_on(h.store("bench")).unwrap();
+    let client = rt.block_on(raw_client(&h.url));
+    let popper = rt.block_on(raw_client(&h.url));
+    let list = format!("{{{}}}:baseline", h.prefix);
+
+    let mut g = c.benchmark_group("redis");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function(BenchmarkId::new("baseline_lpush", 1), |b| {
+        b.to_async(&rt).iter(|| async {
+            let _: i64 = client.lpush(&list, "x").await.unwrap();
+        })
+    });
+    let _: i64 = rt.block_on(client.del(&list)).unwrap();
+    g.bench_function(BenchmarkId::new("baseline_lpush_brpop", 1), |b| {
+        b.to_async(&rt).iter(|| async {
+            let (push, pop) = tokio::join!(
+                client.lpush::<i64, _, _>(&list, "x"),
+                popper.brpop::<Value, _>(&list, 1.0)
+            );
+            push.unwrap();
+            pop.unwrap();
+        })
+    });
+    g.bench_function(BenchmarkId::new("enqueue", 1), |b| {
+        b.to_async(&rt).iter(|| async {
+            let now = wall();
+            store.enqueue(EnqueueRequest { jobs: vec![new_job("one")], max_pending: None, now }).await.unwrap();
+        })
+    });
+    g.throughput(Throughput::Elements(1_000));
+    g.bench_function(BenchmarkId::new("enqueue_many", 1_000), |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let store = store.clone();
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let jobs: Vec<NewJob> = (0..1_000).map(|_| new_job("many")).collect();
+                    let start = Instant::now();
+                    store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
+                    total += start.elapsed();
+                }
+                total
+            }
+        })
+    });
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    const DRAIN: usize = 50_000;
+    g.throughput(Throughput::Elements(DRAIN as u64));
+    g.bench_function(BenchmarkId::new("drain_8x100", DRAIN), |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let store = store.clone();
+            async move {
+                let mut total = Duration::ZERO;
+                for i in 0..iters {
+                    let queue = format!("drain{i}-{}", rand::random::<u32>());
+                    for _ in 0..DRAIN / 1_000 {
+                        let jobs: Vec<NewJob> = (0..1_000).map(|_| new_job(&queue)).collect();
+                        store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
+                    }
+                    let start = Instant::now();
+                    drain(&store, &queue, DRAIN, 8).await;
+                    total += start.elapsed();
+                }
+                total
+            }
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("redis");
+    g.throughput(Throughput::Elements(1));
+    let producer = rt.block_on(h.store("latency")).unwrap();
+    let claimer = rt.block_on(h.store("latency")).unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, ClaimRequest, Ack)>();
+    let claim_task = rt.spawn({
+        let claimer = claimer.clone();
+        async move {
+            let queues = vec!["lat".to_string()];
+            loop {
+                let req = ClaimRequest { queues: queues.clone(), limit: 1, worker_id: "idle".into(), now: wall() };
+                let Ok(got) = claimer.claim(req.clone()).await else { return };
+                if let Some(c) = got.into_iter().next() {
+                    let ack = Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } };
+                    if tx.send((Instant::now(), req, ack)).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                if claimer.wait_for_work(&queues, 1_000).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let mut samples: Vec<Duration> = Vec::new();
+    g.bench_function(BenchmarkId::new("enqueue_to_claim", "idle"), |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let (producer, claimer) = (producer.clone(), claimer.clone());
+            let rx = &mut rx;
+            let samples = &mut samples;
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    let start = Instant::now();
+                    let now = wall();
+                    producer.enqueue(EnqueueRequest { jobs: vec![new_job("lat")], max_pending: None, now }).await.unwrap();
+                    let (claimed_at, _, ack) = rx.recv().await.unwrap();
+                    let lat = claimed_at - start;
+                    samples.push(lat);
+                    total += lat;
+                    claimer.ack(vec![ack], wall()).await.unwrap();
+                }
+                total
+            }
+        })
+    });
+    g.finish();
+    claim_task.abort();
+    samples.sort();
+    if !samples.is_empty() {
+        let pct = |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
+        eprintln!(
+            "redis/enqueue_to_claim/idle over {} samples: p50 {:?}, p99 {:?}",
+            samples.len(),
+            pct(0.50),
+            pct(0.99)
+        );
+    }
+    rt.block_on(async {
+        let _ = client.quit().await;
+        let _ = popper.quit().await;
+        h.cleanup_now().await;
+    });
+}
+
+criterion_group!(store_benches, benches);
+criterion_main!(store_benches);

@@ -1,0 +1,157 @@
+//! The connection pool, the Lua scripts (loaded once, called by SHA, reloaded on
+//! `NOSCRIPT`) and small helpers to send raw commands and pipelines.
+
+use std::time::Duration;
+
+use flexiq_core::Result;
+use fred::prelude::*;
+use fred::types::{ClusterHash, CustomCommand};
+
+use crate::error::map;
+
+const PRELUDE: &str = include_str!("lua/prelude.lua");
+
+/// One script: its source (prelude included) and SHA-1.
+#[derive(Debug)]
+pub(crate) struct Script {
+    src: String,
+    sha: String,
+}
+
+impl Script {
+    fn new(body: &str) -> Self {
+        let src = format!("{PRELUDE}\n{body}");
+        let sha = fred::util::sha1_hash(&src);
+        Script { src, sha }
+    }
+}
+
+/// Every script the store runs.
+#[derive(Debug)]
+pub(crate) struct Scripts {
+    pub(crate) enqueue: Script,
+    pub(crate) claim: Script,
+    pub(crate) commit: Script,
+    pub(crate) archive: Script,
+    pub(crate) retention: Script,
+    pub(crate) small: Script,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        Scripts {
+            enqueue: Script::new(include_str!("lua/enqueue.lua")),
+            claim: Script::new(include_str!("lua/claim.lua")),
+            commit: Script::new(include_str!("lua/commit.lua")),
+            archive: Script::new(include_str!("lua/archive.lua")),
+            retention: Script::new(include_str!("lua/retention.lua")),
+            small: Script::new(include_str!("lua/small.lua")),
+        }
+    }
+
+    fn all(&self) -> [&Script; 6] {
+        [&self.enqueue, &self.claim, &self.commit, &self.archive, &self.retention, &self.small]
+    }
+}
+
+/// A pooled connection plus the script registry.
+pub(crate) struct Conn {
+    pub(crate) pool: Pool,
+    pub(crate) scripts: Scripts,
+    pub(crate) config: Config,
+}
+
+fn cmd(name: &'static str) -> CustomCommand {
+    CustomCommand::new_static(name, ClusterHash::FirstKey, false)
+}
+
+/// Builds a client configuration from a `redis://` or `rediss://` URL.
+pub(crate) fn config(url: &str) -> Result<Config> {
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(flexiq_core::Error::invalid(format!(
+            "redis url {url:?} must start with redis:// or rediss://"
+        )));
+    }
+    Config::from_url(url).map_err(|e| flexiq_core::Error::invalid(format!("redis url {url:?}: {}", e.details())))
+}
+
+/// A builder with the store's reconnect and timeout policy.
+pub(crate) fn builder(config: &Config) -> Builder {
+    let mut b = Builder::from_config(config.clone());
+    b.with_connection_config(|c| {
+        c.connection_timeout = Duration::from_secs(3);
+        c.internal_command_timeout = Duration::from_secs(3);
+        c.max_command_attempts = 1;
+    })
+    .with_performance_config(|p| {
+        p.default_command_timeout = Duration::from_secs(10);
+    })
+    .set_policy(ReconnectPolicy::new_constant(0, 50));
+    b
+}
+
+impl Conn {
+    pub(crate) async fn connect(url: &str, size: usize) -> Result<Self> {
+        let config = config(url)?;
+        let pool = builder(&config).build_pool(size).map_err(map)?;
+        pool.init().await.map_err(map)?;
+        let conn = Conn { pool, scripts: Scripts::new(), config };
+        for s in conn.scripts.all() {
+            conn.load(s).await?;
+        }
+        Ok(conn)
+    }
+
+    async fn load(&self, s: &Script) -> Result<()> {
+        self.pool.next().script_load_cluster::<(), _>(s.src.as_str()).await.map_err(map)
+    }
+
+    /// Sends one command.
+    pub(crate) async fn cmd(&self, name: &'static str, args: Vec<Value>) -> Result<Value> {
+        self.pool.next().custom(cmd(name), args).await.map_err(map)
+    }
+
+    /// Sends commands in one pipeline; the first error fails the whole call.
+    pub(crate) async fn pipeline(&self, cmds: Vec<(&'static str, Vec<Value>)>) -> Result<Vec<Value>> {
+        if cmds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let p = self.pool.next().pipeline();
+        for (name, args) in cmds {
+            let _: () = p.custom(cmd(name), args).await.map_err(map)?;
+        }
+        let out: Vec<FredResult<Value>> = p.try_all().await;
+        out.into_iter().map(|r| r.map_err(map)).collect()
+    }
+
+    /// Runs a script by SHA against namespace base `base`, reloading it on `NOSCRIPT`.
+    pub(crate) async fn script(&self, s: &Script, base: &str, args: Vec<Value>) -> Result<Value> {
+        let mut full = Vec::with_capacity(args.len() + 3);
+        full.push(Value::from(s.sha.as_str()));
+        full.push(Value::from(1));
+        full.push(Value::from(base));
+        full.extend(args);
+        let c = self.pool.next();
+        let evalsha = || CustomCommand::new_static("EVALSHA", ClusterHash::Offset(2), false);
+        match c.custom::<Value, Value>(evalsha(), full.clone()).await {
+            Err(e) if e.details().starts_with("NOSCRIPT") => {
+                self.load(s).await?;
+                c.custom(evalsha(), full).await.map_err(map)
+            }
+            r => r.map_err(map),
+        }
+    }
+}
+
+/// Helpers to build argument lists.
+pub(crate) fn s(v: impl Into<String>) -> Value {
+    Value::from(v.into())
+}
+
+pub(crate) fn n(v: i64) -> Value {
+    Value::from(v)
+}
+
+pub(crate) fn b(v: Vec<u8>) -> Value {
+    Value::Bytes(v.into())
+}

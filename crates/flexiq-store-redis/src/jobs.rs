@@ -1,0 +1,396 @@
+//! The hot path: enqueue and claim run as single scripts; acks, leases and cancels are
+//! decided by `flexiq_core::transition` and committed through [`crate::plan`].
+
+use std::time::Duration;
+
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
+use flexiq_core::{
+    transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, NewJob, Refusal, Result,
+};
+use fred::types::Value;
+
+use crate::codec::{self, int, text};
+use crate::conn::{b, n, s};
+use crate::plan::transact;
+use crate::store::{Ctx, RedisStore};
+
+/// Poll interval of `wait_for_job` for changes made by other processes (ms).
+const JOB_POLL_MS: u64 = 20;
+
+/// Builds the enqueue script's arguments for `jobs`.
+pub(crate) fn enqueue_args(
+    jobs: &[NewJob],
+    max_pending: Option<u64>,
+    now: i64,
+    dead: Option<(&str, &str, &str)>,
+) -> Vec<Value> {
+    let mut a = Vec::with_capacity(6 + jobs.len() * 11);
+    a.push(n(now));
+    a.push(s(max_pending.map(|m| m.to_string()).unwrap_or_default()));
+    let (di, dm, dt) = dead.unwrap_or(("", "", ""));
+    a.extend([s(di), s(dm), s(dt)]);
+    a.push(n(jobs.len() as i64));
+    for j in jobs {
+        a.push(s(j.id.as_str()));
+        a.push(s(j.queue.clone()));
+        a.push(s(j.task.clone()));
+        a.push(b(j.payload.clone()));
+        a.push(n(i64::from(j.priority)));
+        a.push(n(j.run_at));
+        a.push(n(i64::from(j.max_retries)));
+        a.push(n(j.backoff.base_ms as i64));
+        a.push(n(j.backoff.max_ms as i64));
+        let mut extra: Vec<(&str, String)> = Vec::new();
+        if let Some(t) = j.timeout_ms {
+            extra.push(("to", t.to_string()));
+        }
+        let opt = [("u", &j.unique_key), ("m", &j.metadata), ("g", &j.group_key), ("wr", &j.workflow_run_id), ("ws", &j.workflow_stage_id)];
+        for (k, v) in opt {
+            if let Some(v) = v {
+                extra.push((k, v.clone()));
+            }
+        }
+        if !j.depends_on.is_empty() {
+            extra.push(("d", j.depends_on.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")));
+        }
+        a.push(n(extra.len() as i64));
+        for (k, v) in extra {
+            a.push(s(k));
+            a.push(s(v));
+        }
+    }
+    a
+}
+
+/// Runs the enqueue script and parses its reply.
+pub(crate) async fn run_enqueue(ctx: &Ctx, args: Vec<Value>) -> Result<Vec<Enqueued>> {
+    let reply = ctx.conn.script(&ctx.conn.scripts.enqueue, &ctx.keys.base, args).await?.into_array();
+    let out = reply
+        .chunks(2)
+        .map(|p| Enqueued {
+            id: JobId::from_trusted(text(&p[0]).unwrap_or_default()),
+            created: p.get(1).and_then(int) == Some(1),
+        })
+        .collect();
+    ctx.waker.work_changed();
+    ctx.waker.job_changed();
+    Ok(out)
+}
+
+fn validate_batch(req: &EnqueueRequest) -> Result<()> {
+    if req.max_pending == Some(0) {
+        return Err(Error::invalid("max_pending must be at least 1"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, j) in req.jobs.iter().enumerate() {
+        flexiq_core::options::validate_name("queue name", &j.queue)?;
+        flexiq_core::options::validate_name("task name", &j.task)?;
+        if !seen.insert(j.id.as_str()) {
+            return Err(Error::invalid(format!("job {} appears twice in one batch", j.id)));
+        }
+        if j.payload.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
+            return Err(Error::invalid(format!("payload of job {} is too large", j.id)));
+        }
+        for d in &j.depends_on {
+            if d == &j.id {
+                return Err(Error::invalid(format!("job {} depends on itself", j.id)));
+            }
+            if req.jobs[i..].iter().any(|later| &later.id == d) {
+                return Err(Error::invalid(format!(
+                    "job {} depends on {d}, which comes later in the batch",
+                    j.id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn event_of(kind: &AckKind, fence: Fence) -> Event {
+    match kind {
+        AckKind::Complete { .. } => Event::Complete { fence },
+        AckKind::Fail { error, retryable } => Event::Fail { fence, error: error.clone(), retryable: *retryable },
+        AckKind::Suspend { until } => Event::Suspend { fence, until: *until },
+        AckKind::Defer { until, reason } => Event::Defer { fence, until: *until, reason: reason.clone() },
+    }
+}
+
+impl RedisStore {
+    /// Applies one lease event to every id; returns the ids it applied to.
+    async fn lease_event(&self, ids: Vec<String>, event: Event, now: i64) -> Result<Vec<JobId>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ctx = &self.ctx;
+        let out = transact(ctx, &ids, now, |plan, rows| {
+            let mut done = Vec::new();
+            for row in rows.iter().flatten() {
+                if let Ok(next) = transition(&row.state(), &event, now) {
+                    plan.apply(ctx, row, &next, vec![]);
+                    done.push(JobId::from_trusted(row.id.clone()));
+                }
+            }
+            Ok(done)
+        })
+        .await?;
+        self.changed();
+        Ok(out)
+    }
+
+    pub(crate) fn changed(&self) {
+        self.ctx.waker.work_changed();
+        self.ctx.waker.job_changed();
+    }
+
+    /// Ids in a lease set whose score is below `cutoff`.
+    async fn lease_ids(&self, set: &str, cutoff: i64) -> Result<Vec<String>> {
+        let v = self
+            .ctx
+            .conn
+            .cmd("ZRANGE", vec![s(self.ctx.keys.k(set)), s("-inf"), s(format!("({cutoff}")), s("BYSCORE"), s("LIMIT"), n(0), n(1000)])
+            .await?;
+        Ok(codec::strings(v))
+    }
+
+    /// Applies an operator event to one job: `Ok(None)` when unknown, `Ok(Some(false))`
+    /// when refused by the state machine.
+    pub(crate) async fn job_event(&self, id: &JobId, event: Event, now: i64) -> Result<Option<bool>> {
+        let ctx = &self.ctx;
+        let ids = vec![id.to_string()];
+        let out = transact(ctx, &ids, now, |plan, rows| {
+            let Some(row) = &rows[0] else { return Ok(None) };
+            match transition(&row.state(), &event, now) {
+                Ok(next) => {
+                    plan.apply(ctx, row, &next, vec![]);
+                    Ok(Some(true))
+                }
+                Err(_) => Ok(Some(false)),
+            }
+        })
+        .await?;
+        self.changed();
+        Ok(out)
+    }
+}
+
+#[async_trait::async_trait]
+impl JobStore for RedisStore {
+    async fn enqueue(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+        self.ctx.check()?;
+        if req.jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        validate_batch(&req)?;
+        let args = enqueue_args(&req.jobs, req.max_pending, req.now, None);
+        run_enqueue(&self.ctx, args).await
+    }
+
+    async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
+        self.ctx.check()?;
+        if req.limit == 0 {
+            return Err(Error::invalid("claim limit must be at least 1"));
+        }
+        let limit = req.limit.min(flexiq_core::MAX_PAGE);
+        let mut a = vec![n(req.now), n(i64::from(limit)), s(req.worker_id.clone()), n(req.queues.len() as i64)];
+        a.extend(req.queues.iter().map(|q| s(q.clone())));
+        let reply = self.ctx.conn.script(&self.ctx.conn.scripts.claim, &self.ctx.keys.base, a).await?.into_array();
+        let mut out = Vec::with_capacity(reply.len() / 2);
+        let mut it = reply.into_iter();
+        while let (Some(id), Some(fields)) = (it.next(), it.next()) {
+            let id = text(&id).unwrap_or_default();
+            let job = codec::job_from_hash(&self.ctx.ns, &id, fields)?
+                .ok_or_else(|| Error::backend(format!("claimed job {id} vanished")))?;
+            let fence = job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
+            out.push(ClaimedJob { job, fence });
+        }
+        if !out.is_empty() {
+            self.ctx.waker.job_changed();
+        }
+        Ok(out)
+    }
+
+    async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+        self.ctx.check()?;
+        if acks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ctx = &self.ctx;
+        let ids: Vec<String> = acks.iter().map(|a| a.job_id.to_string()).collect();
+        let out = transact(ctx, &ids, now, |plan, rows| {
+            let mut out = Vec::with_capacity(acks.len());
+            for (ack, row) in acks.iter().zip(rows) {
+                let Some(row) = row else {
+                    out.push(AckOutcome::Superseded);
+                    continue;
+                };
+                if plan.touches(&row.id) {
+                    out.push(AckOutcome::Superseded);
+                    continue;
+                }
+                match transition(&row.state(), &event_of(&ack.kind, ack.fence), now) {
+                    Ok(next) => {
+                        let mut set = Vec::new();
+                        if let AckKind::Complete { result: Some(r) } = &ack.kind {
+                            set.push(("res", b(r.clone())));
+                        }
+                        plan.apply(ctx, row, &next, set);
+                        out.push(AckOutcome::Acknowledged);
+                    }
+                    Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => out.push(AckOutcome::Superseded),
+                }
+            }
+            Ok(out)
+        })
+        .await?;
+        self.changed();
+        Ok(out)
+    }
+
+    async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
+        self.ctx.check()?;
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = jobs.iter().map(|(id, _)| id.to_string()).collect();
+        transact(&self.ctx, &ids, now, |plan, rows| {
+            let mut out = Vec::with_capacity(jobs.len());
+            for ((_, fence), row) in jobs.iter().zip(rows) {
+                let reply = match row {
+                    Some(row)
+                        if row.status == JobStatus::Running
+                            && row.attempt == fence.attempt
+                            && row.started_at == Some(fence.started_at) =>
+                    {
+                        if !plan.touches(&row.id) {
+                            plan.write(row, vec![("hb", n(now))], vec![]);
+                        }
+                        HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: row.cancel_requested }
+                    }
+                    Some(row) => HeartbeatReply { outcome: AckOutcome::Superseded, cancel_requested: row.cancel_requested },
+                    None => HeartbeatReply { outcome: AckOutcome::Superseded, cancel_requested: false },
+                };
+                out.push(reply);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
+        self.ctx.check()?;
+        let cutoff = now.saturating_sub(i64::try_from(stale_after_ms).unwrap_or(i64::MAX));
+        let ids = self.lease_ids("hb", cutoff).await?;
+        self.lease_event(ids, Event::HeartbeatLost, now).await
+    }
+
+    async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
+        self.ctx.check()?;
+        let cutoff = now.saturating_sub(i64::try_from(absolute_cap_ms).unwrap_or(i64::MAX));
+        let ids = self.lease_ids("run", cutoff).await?;
+        self.lease_event(ids, Event::RunawayExpired, now).await
+    }
+
+    async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {
+        self.ctx.check()?;
+        Ok(self.job_event(id, Event::Requeue, now).await?.unwrap_or(false))
+    }
+
+    async fn cancel(&self, id: &JobId, now: i64) -> Result<bool> {
+        self.ctx.check()?;
+        self.job_event(id, Event::Cancel, now).await?.ok_or_else(|| Error::JobNotFound(id.clone()))
+    }
+
+    async fn request_cancel(&self, id: &JobId, now: i64) -> Result<bool> {
+        self.ctx.check()?;
+        let ctx = &self.ctx;
+        let ids = vec![id.to_string()];
+        let out = transact(ctx, &ids, now, |plan, rows| {
+            let Some(row) = &rows[0] else { return Ok(None) };
+            if row.status.is_terminal() {
+                return Ok(Some(false));
+            }
+            if row.status == JobStatus::Running {
+                plan.write(row, vec![("cr", s("1"))], vec![]);
+                return Ok(Some(true));
+            }
+            match transition(&row.state(), &Event::Cancel, now) {
+                Ok(next) => {
+                    plan.apply(ctx, row, &next, vec![("cr", s("1"))]);
+                    Ok(Some(true))
+                }
+                Err(_) => Ok(Some(false)),
+            }
+        })
+        .await?;
+        self.changed();
+        out.ok_or_else(|| Error::JobNotFound(id.clone()))
+    }
+
+    async fn is_cancel_requested(&self, id: &JobId) -> Result<bool> {
+        self.ctx.check()?;
+        let v = self.ctx.conn.cmd("HMGET", vec![s(self.ctx.keys.job(id.as_str())), s("st"), s("cr")]).await?.into_array();
+        if v.first().and_then(text).is_none() {
+            return Err(Error::JobNotFound(id.clone()));
+        }
+        Ok(v.get(1).and_then(text).as_deref() == Some("1"))
+    }
+
+    async fn get(&self, id: &JobId) -> Result<Option<Job>> {
+        self.ctx.check()?;
+        let v = self.ctx.conn.cmd("HGETALL", vec![s(self.ctx.keys.job(id.as_str()))]).await?;
+        codec::job_from_hash(&self.ctx.ns, id.as_str(), v)
+    }
+
+    async fn get_result(&self, id: &JobId) -> Result<Option<Vec<u8>>> {
+        self.ctx.check()?;
+        let v = self.ctx.conn.cmd("HMGET", vec![s(self.ctx.keys.job(id.as_str())), s("st"), s("res")]).await?.into_array();
+        let Some(st) = v.first().and_then(text) else { return Err(Error::JobNotFound(id.clone())) };
+        if codec::status(&st)? != JobStatus::Completed {
+            return Ok(None);
+        }
+        Ok(v.get(1).and_then(codec::bytes))
+    }
+
+    async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()> {
+        self.ctx.check()?;
+        let queues: Vec<String> = if queues.is_empty() {
+            codec::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("queues"))]).await?)
+        } else {
+            queues.to_vec()
+        };
+        let cmds = queues
+            .iter()
+            .map(|q| ("ZRANGE", vec![s(self.ctx.keys.k(&format!("dy:{q}"))), n(0), n(0), s("WITHSCORES")]))
+            .collect();
+        let due = self
+            .ctx
+            .conn
+            .pipeline(cmds)
+            .await?
+            .into_iter()
+            .filter_map(|v| v.into_array().get(1).and_then(int))
+            .min();
+        self.ctx.waker.wait_work(Duration::from_millis(timeout_ms), due).await
+    }
+
+    async fn wait_for_job(&self, id: &JobId, timeout_ms: u64) -> Result<()> {
+        self.ctx.check()?;
+        let key = self.ctx.keys.job(id.as_str());
+        let read = || async {
+            let v = self.ctx.conn.cmd("HMGET", vec![s(key.clone()), s("v"), s("ps")]).await?.into_array();
+            Ok::<_, Error>((v.first().and_then(text), v.get(1).and_then(text)))
+        };
+        let start = read().await?;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            self.ctx.waker.wait_job_signal(left.min(Duration::from_millis(JOB_POLL_MS))).await;
+            if read().await? != start {
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+-- Claims up to `limit` runnable jobs across queues in one step: due delayed jobs are
+-- promoted, paused queues and revoked tasks skipped, each queue's concurrency cap and token
+-- bucket honoured, and candidates ordered by priority (highest first), run_at, then id.
+-- The status change mirrors `flexiq_core::transition(Event::Claim)`: running, attempt + 1,
+-- started_at = now.
+-- ARGV: now, limit, worker, nqueues, queue ...
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local worker = ARGV[3]
+local nq = tonumber(ARGV[4])
+local queues
+if nq == 0 then
+  queues = redis.call('SMEMBERS', B .. ':queues')
+else
+  queues = { unpack(ARGV, 5, 4 + nq) }
+end
+local revoked = redis.call('SCARD', B .. ':revoked') > 0
+local cands = {}
+local buckets = {}
+for _, q in ipairs(queues) do
+  if redis.call('SISMEMBER', B .. ':paused', q) == 0 then
+    local dy = B .. ':dy:' .. q
+    local rd = B .. ':rd:' .. q
+    local due = redis.call('ZRANGE', dy, '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
+    if #due > 0 then
+      for _, id in ipairs(due) do
+        local f = redis.call('HMGET', B .. ':j:' .. id, 'pr', 'r')
+        if f[2] then redis.call('ZADD', rd, -tonumber(f[1]), rmem(tonumber(f[2]), id)) end
+      end
+      redis.call('ZREM', dy, unpack(due))
+    end
+    local allow = limit
+    local cfg = redis.call('HMGET', B .. ':qc:' .. q, 'conc', 'rc', 'rp')
+    if cfg[1] then
+      local running = tonumber(redis.call('HGET', B .. ':cnt:' .. q, '1') or '0')
+      allow = math.min(allow, tonumber(cfg[1]) - running)
+    end
+    if cfg[2] and allow > 0 then
+      local count, per = tonumber(cfg[2]), tonumber(cfg[3])
+      local bk = redis.call('HMGET', B .. ':rb:' .. q, 'tk', 'ts')
+      local tokens, ts = tonumber(bk[1] or count), tonumber(bk[2] or now)
+      tokens = math.min(count, tokens + math.max(now - ts, 0) * count / per)
+      buckets[q] = { tokens = tokens, ts = math.max(ts, now), used = 0 }
+      allow = math.min(allow, math.floor(tokens))
+    end
+    if allow > 0 then
+      local got, start, scanned = 0, 0, 0
+      while got < allow and scanned < 10 * limit + 100 do
+        local want = allow - got
+        local page = redis.call('ZRANGE', rd, start, start + want - 1, 'WITHSCORES')
+        if #page == 0 then break end
+        for k = 1, #page, 2 do
+          local m = page[k]
+          local r = tonumber(string.sub(m, 1, 16))
+          local id = string.sub(m, 18)
+          local ok = r <= now
+          if ok and revoked then
+            local t = redis.call('HGET', B .. ':j:' .. id, 't')
+            ok = t and redis.call('SISMEMBER', B .. ':revoked', t) == 0
+          end
+          if ok then
+            cands[#cands + 1] = { s = tonumber(page[k + 1]), m = m, id = id, q = q }
+            got = got + 1
+          end
+          scanned = scanned + 1
+        end
+        start = start + want
+      end
+    end
+  end
+end
+table.sort(cands, function(a, b)
+  if a.s ~= b.s then return a.s < b.s end
+  return a.m < b.m
+end)
+local out = {}
+for k = 1, math.min(limit, #cands) do
+  local c = cands[k]
+  local key = B .. ':j:' .. c.id
+  local o = load(c.id)
+  if o and CLAIMABLE[o.st] then
+    redis.call('HSET', key, 'st', 1, 'sa', now, 'hb', now, 'w', worker)
+    redis.call('HINCRBY', key, 'a', 1)
+    redis.call('HINCRBY', key, 'v', 1)
+    reindex(c.id, o, { st = 1, q = o.q, c = o.c, r = o.r, pr = o.pr, hb = now, sa = now }, now)
+    if buckets[c.q] then buckets[c.q].used = buckets[c.q].used + 1 end
+    out[#out + 1] = c.id
+    out[#out + 1] = redis.call('HGETALL', key)
+  else
+    redis.call('ZREM', B .. ':rd:' .. c.q, c.m)
+  end
+end
+for q, b in pairs(buckets) do
+  redis.call('HSET', B .. ':rb:' .. q, 'tk', b.tokens - b.used, 'ts', b.ts)
+end
+return out

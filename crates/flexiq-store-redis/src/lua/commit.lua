@@ -1,0 +1,49 @@
+-- Applies a plan computed in Rust by `flexiq_core::transition`: every job op carries the
+-- version it was read at, and nothing is written unless every version still matches.
+-- ARGV: now, nops, then per op: kind ('w' write / 'g' guard), id, version, nset, k, v, ...,
+-- ndel, k, ...; then nraw, then per raw command: argc, args ...
+local now = tonumber(ARGV[1])
+local nops = tonumber(ARGV[2])
+local i = 3
+local ops = {}
+local stale = {}
+for _ = 1, nops do
+  local op = { kind = ARGV[i], id = ARGV[i + 1], v = ARGV[i + 2] }
+  local nset = tonumber(ARGV[i + 3])
+  op.set_at = i + 4
+  op.nset = nset
+  i = i + 4 + 2 * nset
+  local ndel = tonumber(ARGV[i])
+  op.del_at = i + 1
+  op.ndel = ndel
+  i = i + 1 + ndel
+  local cur = redis.call('HGET', B .. ':j:' .. op.id, 'v')
+  if cur ~= op.v then stale[#stale + 1] = op.id end
+  ops[#ops + 1] = op
+end
+if #stale > 0 then
+  return { 'STALE', unpack(stale) }
+end
+for _, op in ipairs(ops) do
+  if op.kind == 'w' then
+    local key = B .. ':j:' .. op.id
+    local o = load(op.id)
+    if op.nset > 0 then
+      redis.call('HSET', key, unpack(ARGV, op.set_at, op.set_at + 2 * op.nset - 1))
+    end
+    if op.ndel > 0 then
+      redis.call('HDEL', key, unpack(ARGV, op.del_at, op.del_at + op.ndel - 1))
+    end
+    redis.call('HINCRBY', key, 'v', 1)
+    reindex(op.id, o, load(op.id), now)
+  end
+end
+local nraw = tonumber(ARGV[i])
+i = i + 1
+for _ = 1, nraw do
+  local argc = tonumber(ARGV[i])
+  redis.call(unpack(ARGV, i + 1, i + argc))
+  i = i + 1 + argc
+end
+wake(now)
+return { 'OK' }

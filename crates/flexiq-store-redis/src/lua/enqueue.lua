@@ -1,0 +1,142 @@
+-- Inserts a batch of jobs atomically: revoked tasks, unique keys, dependencies and the
+-- admission cap are all checked before anything is written.
+-- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
+-- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
+-- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
+-- d (comma-separated dependency ids), g, wr, ws).
+local now = tonumber(ARGV[1])
+local cap = tonumber(ARGV[2])
+local dead_id = ARGV[3]
+local njobs = tonumber(ARGV[6])
+local jobs = {}
+local i = 7
+for _ = 1, njobs do
+  local j = { id = ARGV[i], q = ARGV[i + 1], t = ARGV[i + 2], p = ARGV[i + 3], pr = tonumber(ARGV[i + 4]),
+    r = tonumber(ARGV[i + 5]), mr = ARGV[i + 6], bb = ARGV[i + 7], bm = ARGV[i + 8] }
+  local nextra = tonumber(ARGV[i + 9])
+  j.extra_at = i + 10
+  j.nextra = nextra
+  for k = 0, nextra - 1 do
+    local name = ARGV[i + 10 + 2 * k]
+    if name == 'u' or name == 'd' then j[name] = ARGV[i + 11 + 2 * k] end
+  end
+  i = i + 10 + 2 * nextra
+  jobs[#jobs + 1] = j
+end
+
+if redis.call('SCARD', B .. ':revoked') > 0 then
+  for _, j in ipairs(jobs) do
+    if redis.call('SISMEMBER', B .. ':revoked', j.t) == 1 then
+      return redis.error_reply('FLEXIQ_CONFLICT task ' .. j.t .. ' is revoked: job ' .. j.id .. ' refused')
+    end
+  end
+end
+
+local batch = {}      -- id -> job of this batch that will be created
+local uniq = {}       -- unique key -> id decided in this batch
+local adds = {}       -- queue -> new pending jobs
+for _, j in ipairs(jobs) do
+  if j.u then
+    local existing = uniq[j.u]
+    if not existing then
+      local held = redis.call('HGET', B .. ':uniq', j.u)
+      if held then
+        local st = tonumber(redis.call('HGET', B .. ':j:' .. held, 'st'))
+        if st and not TERMINAL[st] then existing = held end
+      end
+    end
+    if existing then
+      j.dup = existing
+    else
+      uniq[j.u] = j.id
+    end
+  end
+  if not j.dup then
+    j.st = 0
+    if j.d and j.d ~= '' then
+      local waiting, failed = false, nil
+      for dep in string.gmatch(j.d, '[^,]+') do
+        local dst
+        if batch[dep] then
+          dst = batch[dep].st
+        else
+          dst = tonumber(redis.call('HGET', B .. ':j:' .. dep, 'st'))
+          if not dst then dst = tonumber(redis.call('HGET', B .. ':a:' .. dep, 'st')) end
+        end
+        if not dst then
+          return redis.error_reply('FLEXIQ_INVALID dependency ' .. dep .. ' of job ' .. j.id .. ' not found')
+        end
+        if dst == 3 or dst == 4 or dst == 5 then
+          failed = failed or dep
+        elseif dst ~= 2 then
+          waiting = true
+        end
+      end
+      if failed then
+        j.st = 5
+        j.fail = failed
+      elseif waiting then
+        j.st = 7
+      end
+    end
+    if j.st == 0 then adds[j.q] = (adds[j.q] or 0) + 1 end
+    batch[j.id] = j
+  end
+end
+
+if cap then
+  for q, n in pairs(adds) do
+    local pending = tonumber(redis.call('HGET', B .. ':cnt:' .. q, '0') or '0')
+    if pending + n > cap then
+      return redis.error_reply('FLEXIQ_FULL ' .. pending .. ' ' .. cap .. ' ' .. q)
+    end
+  end
+end
+
+if dead_id ~= '' then
+  if redis.call('HDEL', B .. ':dlq', dead_id) == 0 then
+    return redis.error_reply('FLEXIQ_NOTFOUND dead letter ' .. dead_id .. ' not found')
+  end
+  redis.call('HDEL', B .. ':dlqt', dead_id)
+  redis.call('HDEL', B .. ':dlqm', dead_id)
+  redis.call('ZREM', B .. ':dlix', ARGV[4])
+  redis.call('ZREM', B .. ':dlt:' .. ARGV[5], ARGV[4])
+end
+
+local out = {}
+for _, j in ipairs(jobs) do
+  if j.dup then
+    out[#out + 1] = j.dup
+    out[#out + 1] = 0
+  else
+    local key = B .. ':j:' .. j.id
+    local f = { 'q', j.q, 't', j.t, 'p', j.p, 'pr', j.pr, 'st', j.st, 'a', 0, 'mr', j.mr, 'bb', j.bb,
+      'bm', j.bm, 'c', now, 'r', j.r, 'v', 1 }
+    for k = 0, j.nextra - 1 do
+      f[#f + 1] = ARGV[j.extra_at + 2 * k]
+      f[#f + 1] = ARGV[j.extra_at + 2 * k + 1]
+    end
+    if j.fail then
+      f[#f + 1] = 'f'
+      f[#f + 1] = now
+      f[#f + 1] = 'e'
+      f[#f + 1] = 'dependency ' .. j.fail .. ' did not complete'
+    end
+    redis.call('HSET', key, unpack(f))
+    local m = pad(now) .. '|' .. j.id
+    redis.call('ZADD', B .. ':ix:q:' .. j.q, 0, m)
+    redis.call('ZADD', B .. ':ix:t:' .. j.t, 0, m)
+    redis.call('SADD', B .. ':queues', j.q)
+    if j.u and j.st ~= 5 then redis.call('HSET', B .. ':uniq', j.u, j.id) end
+    if j.d and j.d ~= '' then
+      for dep in string.gmatch(j.d, '[^,]+') do
+        redis.call('SADD', B .. ':dep:' .. dep, j.id)
+      end
+    end
+    reindex(j.id, {}, { st = j.st, q = j.q, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
+    out[#out + 1] = j.id
+    out[#out + 1] = 1
+  end
+end
+wake(now)
+return out

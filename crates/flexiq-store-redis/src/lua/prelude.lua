@@ -1,0 +1,83 @@
+-- Shared by every flexiq script. KEYS[1] is the namespace base `{prefix:namespace}`; every
+-- key a script touches starts with it, so a script stays inside one Cluster slot.
+-- Status codes: 0 pending, 1 running, 2 completed, 3 failed, 4 dead, 5 cancelled,
+-- 6 suspended, 7 waiting.
+local B = KEYS[1]
+local CLAIMABLE = { [0] = true, [6] = true }
+local TERMINAL = { [2] = true, [3] = true, [4] = true, [5] = true }
+local WAKE = 0
+
+local function pad(n) return string.format('%016d', n) end
+local function rmem(r, id) return pad(r) .. '|' .. id end
+
+-- The fields the indexes are derived from.
+local function load(id)
+  local v = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c', 'r', 'pr', 'hb', 'sa', 'f', 'u', 'v')
+  if not v[1] then return nil end
+  return { st = tonumber(v[1]), q = v[2], t = v[3], c = tonumber(v[4]), r = tonumber(v[5]),
+    pr = tonumber(v[6]), hb = tonumber(v[7]), sa = tonumber(v[8]), f = tonumber(v[9]), u = v[10],
+    v = v[11] }
+end
+
+-- Moves a job between the derived structures after its fields changed from `o` to `n`
+-- (`o.st == nil` for a new job): ready / delayed sets, status index, counters, lease sets,
+-- finished set and the unique-key map.
+local function reindex(id, o, n, now)
+  local placed = o.st == n.st and o.r == n.r and o.pr == n.pr
+  if not placed and o.st ~= nil and CLAIMABLE[o.st] then
+    redis.call('ZREM', B .. ':rd:' .. o.q, rmem(o.r, id))
+    redis.call('ZREM', B .. ':dy:' .. o.q, id)
+  end
+  if not placed and CLAIMABLE[n.st] then
+    if n.r <= now then
+      redis.call('ZADD', B .. ':rd:' .. n.q, -n.pr, rmem(n.r, id))
+      WAKE = WAKE + 1
+    else
+      redis.call('ZADD', B .. ':dy:' .. n.q, n.r, id)
+    end
+  end
+  if o.st ~= n.st then
+    local m = pad(n.c) .. '|' .. id
+    local cnt = B .. ':cnt:' .. n.q
+    if o.st ~= nil then
+      redis.call('ZREM', B .. ':ix:s:' .. o.st, m)
+      redis.call('HINCRBY', cnt, o.st, -1)
+    end
+    redis.call('ZADD', B .. ':ix:s:' .. n.st, 0, m)
+    redis.call('HINCRBY', cnt, n.st, 1)
+    if o.st == 1 then
+      redis.call('ZREM', B .. ':hb', id)
+      redis.call('ZREM', B .. ':run', id)
+    end
+    if n.st == 1 then
+      redis.call('ZADD', B .. ':run', n.sa, id)
+    end
+    if TERMINAL[n.st] then
+      redis.call('ZADD', B .. ':fin', n.f or now, id)
+      if n.u and redis.call('HGET', B .. ':uniq', n.u) == id then
+        redis.call('HDEL', B .. ':uniq', n.u)
+      end
+    end
+  end
+  if n.st == 1 and (o.st ~= 1 or o.hb ~= n.hb) then
+    redis.call('ZADD', B .. ':hb', n.hb or n.sa, id)
+  end
+end
+
+-- Leaves wake-up tokens for blocked claimers (one per newly claimable job, bounded).
+local function wake(now)
+  if WAKE > 0 then
+    local k = B .. ':wake'
+    local n = math.min(WAKE, 64)
+    local seq = redis.call('INCRBY', B .. ':wseq', n)
+    local args = {}
+    for i = 1, n do
+      args[#args + 1] = now
+      args[#args + 1] = seq - i + 1
+    end
+    redis.call('ZADD', k, unpack(args))
+    if redis.call('ZCARD', k) > 1024 then
+      redis.call('ZREMRANGEBYRANK', k, 0, -1025)
+    end
+  end
+end

@@ -1,0 +1,71 @@
+-- Small single-step operations that must not race: leases, setting compare-and-set,
+-- partial results, log lines, dead-letter removal. ARGV[1] names the operation.
+local op = ARGV[1]
+if op == 'lease_acquire' then
+  -- ARGV: name, holder, ttl_ms, now
+  local k = B .. ':lease:' .. ARGV[2]
+  local cur = redis.call('HMGET', k, 'h', 'x')
+  local now = tonumber(ARGV[5])
+  if (not cur[1]) or tonumber(cur[2]) <= now or cur[1] == ARGV[3] then
+    redis.call('HSET', k, 'h', ARGV[3], 'x', now + tonumber(ARGV[4]))
+    return 1
+  end
+  return 0
+elseif op == 'lease_release' then
+  local k = B .. ':lease:' .. ARGV[2]
+  if redis.call('HGET', k, 'h') == ARGV[3] then
+    redis.call('DEL', k)
+    return 1
+  end
+  return 0
+elseif op == 'setting_if' then
+  -- KEYS[1] is the deployment base here. ARGV: key, has_expected ('0'/'1'), expected, value
+  local k = B .. ':settings'
+  local cur = redis.call('HGET', k, ARGV[2])
+  local ok
+  if ARGV[3] == '0' then ok = (cur == false) else ok = (cur == ARGV[4]) end
+  if ok then
+    redis.call('HSET', k, ARGV[2], ARGV[5])
+    return 1
+  end
+  return 0
+elseif op == 'partial' then
+  -- ARGV: id, data, now
+  local k = B .. ':j:' .. ARGV[2]
+  if redis.call('EXISTS', k) == 0 then return -1 end
+  local seq = redis.call('HINCRBY', k, 'ps', 1)
+  redis.call('HSET', B .. ':part:' .. ARGV[2], 'd' .. seq, ARGV[3], 't' .. seq, ARGV[4])
+  return seq
+elseif op == 'log' then
+  -- ARGV: id, json, now
+  if redis.call('EXISTS', B .. ':j:' .. ARGV[2]) == 0 then return -1 end
+  local seq = redis.call('INCR', B .. ':seq')
+  redis.call('ZADD', B .. ':log:' .. ARGV[2], ARGV[4], pad(seq) .. '|' .. ARGV[3])
+  redis.call('ZADD', B .. ':logix', 'NX', ARGV[4], ARGV[2])
+  return 1
+elseif op == 'delete_dead' then
+  -- ARGV: dead id
+  local id = ARGV[2]
+  if redis.call('HEXISTS', B .. ':dlq', id) == 0 then return 0 end
+  local t = redis.call('HGET', B .. ':dlqt', id)
+  local m = redis.call('HGET', B .. ':dlqm', id)
+  redis.call('HDEL', B .. ':dlq', id)
+  redis.call('HDEL', B .. ':dlqt', id)
+  redis.call('HDEL', B .. ':dlqm', id)
+  redis.call('ZREM', B .. ':dlix', m)
+  redis.call('ZREM', B .. ':dlt:' .. t, m)
+  return 1
+elseif op == 'purge_dead_task' then
+  local t = ARGV[2]
+  local ms = redis.call('ZRANGE', B .. ':dlt:' .. t, 0, -1)
+  for _, m in ipairs(ms) do
+    local id = string.sub(m, 18)
+    redis.call('HDEL', B .. ':dlq', id)
+    redis.call('HDEL', B .. ':dlqt', id)
+    redis.call('HDEL', B .. ':dlqm', id)
+    redis.call('ZREM', B .. ':dlix', m)
+  end
+  redis.call('DEL', B .. ':dlt:' .. t)
+  return #ms
+end
+return redis.error_reply('FLEXIQ_INVALID unknown operation ' .. op)

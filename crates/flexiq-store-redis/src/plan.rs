@@ -1,0 +1,315 @@
+//! Transitions decided in Rust by `flexiq_core::transition` and committed atomically.
+//!
+//! A [`Plan`] collects field writes for every job an operation touches (cascades to
+//! dependents included) together with the version each job was read at, plus the history
+//! rows to append. `commit.lua` applies it only if every version still matches, deriving all
+//! index changes from the old and new fields; on a mismatch [`transact`] re-reads and decides
+//! again. So there is one state machine, and no client-side race can commit a stale decision.
+
+use std::collections::{HashMap, HashSet};
+
+use flexiq_core::history::{DeadJob, JobError};
+use flexiq_core::id::new_row_id;
+use flexiq_core::stats::MetricRow;
+use flexiq_core::{transition, Error, Event, JobStatus, Next, Result};
+use fred::types::Value;
+
+use crate::codec::{self, StateRow, STATE_FIELDS};
+use crate::conn::{n, s};
+use crate::keys::member;
+use crate::store::Ctx;
+
+/// How many times a plan is re-decided after losing a version race.
+const MAX_ROUNDS: usize = 64;
+
+struct Op {
+    guard: bool,
+    id: String,
+    version: String,
+    set: Vec<(&'static str, Value)>,
+    del: Vec<&'static str>,
+}
+
+enum Work {
+    Cancel(String),
+    Release(String),
+    DeadLetter { id: String, attempt: u32, error: Option<String>, queue: String, task: String },
+}
+
+/// The writes one operation will commit.
+pub(crate) struct Plan {
+    now: i64,
+    ops: Vec<Op>,
+    raw: Vec<Vec<Value>>,
+    planned: HashMap<String, JobStatus>,
+    work: Vec<Work>,
+}
+
+impl Plan {
+    fn new(now: i64) -> Self {
+        Plan { now, ops: Vec::new(), raw: Vec::new(), planned: HashMap::new(), work: Vec::new() }
+    }
+
+    /// Whether the job already has a write in this plan.
+    pub(crate) fn touches(&self, id: &str) -> bool {
+        self.planned.contains_key(id)
+    }
+
+    /// Adds a plain field write guarded by the job's version.
+    pub(crate) fn write(&mut self, row: &StateRow, set: Vec<(&'static str, Value)>, del: Vec<&'static str>) {
+        self.planned.entry(row.id.clone()).or_insert(row.status);
+        self.ops.push(Op { guard: false, id: row.id.clone(), version: row.version.clone(), set, del });
+    }
+
+    fn guard(&mut self, id: &str, version: String) {
+        self.ops.push(Op { guard: true, id: id.to_string(), version, set: vec![], del: vec![] });
+    }
+
+    /// Appends a raw command run after the job writes.
+    pub(crate) fn raw(&mut self, args: Vec<Value>) {
+        self.raw.push(args);
+    }
+
+    /// Applies what `transition` decided for `row`, with extra fields (result bytes).
+    pub(crate) fn apply(&mut self, ctx: &Ctx, row: &StateRow, next: &Next, mut set: Vec<(&'static str, Value)>) {
+        let now = self.now;
+        set.push(("st", n(i64::from(next.status.code()))));
+        set.push(("a", n(i64::from(next.attempt))));
+        if let Some(r) = next.run_at {
+            set.push(("r", n(r)));
+        }
+        if let Some(sa) = next.started_at {
+            set.push(("sa", n(sa)));
+        }
+        if let Some(f) = next.finished_at {
+            set.push(("f", n(f)));
+        }
+        if let Some(e) = &next.last_error {
+            set.push(("e", s(e.clone())));
+        }
+        let mut del = Vec::new();
+        if next.clear_lease {
+            del.extend(["w", "hb"]);
+        }
+        if next.clear_cancel_request {
+            del.push("cr");
+        }
+        self.write(row, set, del);
+        self.planned.insert(row.id.clone(), next.status);
+        if let Some(error) = &next.error_record {
+            let rec = JobError {
+                id: new_row_id(),
+                job_id: row.id.clone(),
+                attempt: row.attempt,
+                error: error.clone(),
+                failed_at: now,
+            };
+            let json = serde_json::to_string(&rec).unwrap_or_default();
+            self.raw(vec![s("ZADD"), s(ctx.keys.k(&format!("err:{}", row.id))), n(now), s(json)]);
+            self.raw(vec![s("ZADD"), s(ctx.keys.k("errix")), s("NX"), n(now), s(row.id.clone())]);
+        }
+        if let Some(success) = next.metric {
+            let rec = MetricRow {
+                job_id: row.id.clone(),
+                task: row.task.clone(),
+                queue: row.queue.clone(),
+                attempt: row.attempt,
+                success,
+                duration_ms: row.started_at.map(|s| (now - s).max(0) as u64).unwrap_or(0),
+                recorded_at: now,
+            };
+            let json = format!("{}|{}", new_row_id(), serde_json::to_string(&rec).unwrap_or_default());
+            self.raw(vec![s("ZADD"), s(ctx.keys.k("metrics")), n(now), s(json)]);
+        }
+        if next.dead_letter {
+            self.work.push(Work::DeadLetter {
+                id: row.id.clone(),
+                attempt: row.attempt,
+                error: next.last_error.clone(),
+                queue: row.queue.clone(),
+                task: row.task.clone(),
+            });
+        }
+        if next.cancel_dependents {
+            self.work.push(Work::Cancel(row.id.clone()));
+        }
+        if next.release_dependents {
+            self.work.push(Work::Release(row.id.clone()));
+        }
+    }
+
+    /// Follows cascades (dependents cancelled or released) and builds dead-letter rows,
+    /// reading what they need.
+    async fn expand(&mut self, ctx: &Ctx) -> Result<()> {
+        let mut guarded: HashSet<String> = HashSet::new();
+        while let Some(w) = self.work.pop() {
+            match w {
+                Work::DeadLetter { id, attempt, error, queue, task } => {
+                    let v = ctx.conn.cmd("HMGET", vec![s(ctx.keys.job(&id)), s("p"), s("m")]).await?.into_array();
+                    let dead = DeadJob {
+                        id: new_row_id(),
+                        original_job_id: id,
+                        queue,
+                        task_name: task.clone(),
+                        payload: v.first().and_then(codec::bytes).unwrap_or_default(),
+                        error,
+                        retry_count: attempt,
+                        failed_at: self.now,
+                        metadata: v.get(1).and_then(codec::text),
+                    };
+                    let m = member(self.now, &dead.id);
+                    let json = serde_json::to_string(&dead).map_err(Error::backend)?;
+                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlq")), s(dead.id.clone()), s(json)]);
+                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlqt")), s(dead.id.clone()), s(task.clone())]);
+                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlqm")), s(dead.id.clone()), s(m.clone())]);
+                    self.raw(vec![s("ZADD"), s(ctx.keys.k("dlix")), n(0), s(m.clone())]);
+                    self.raw(vec![s("ZADD"), s(ctx.keys.k(&format!("dlt:{task}"))), n(0), s(m)]);
+                }
+                Work::Cancel(id) => {
+                    for row in dependents(ctx, &id).await?.into_iter().flatten() {
+                        if self.touches(&row.id) {
+                            continue;
+                        }
+                        let ev = Event::DependencyFailed { dependency: id.clone() };
+                        if let Ok(next) = transition(&row.state(), &ev, self.now) {
+                            self.apply(ctx, &row, &next, vec![]);
+                        }
+                    }
+                }
+                Work::Release(id) => {
+                    for row in dependents(ctx, &id).await?.into_iter().flatten() {
+                        if self.touches(&row.id) || row.status != JobStatus::Waiting {
+                            continue;
+                        }
+                        if self.deps_met(ctx, &row, &mut guarded).await? {
+                            if let Ok(next) = transition(&row.state(), &Event::DependenciesMet, self.now) {
+                                self.apply(ctx, &row, &next, vec![]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every dependency of `row` has completed (counting this plan's writes). Jobs
+    /// read in a non-final status are guarded, so a concurrent completion re-decides.
+    async fn deps_met(&mut self, ctx: &Ctx, row: &StateRow, guarded: &mut HashSet<String>) -> Result<bool> {
+        let mut met = true;
+        let mut unknown = Vec::new();
+        for d in &row.depends_on {
+            match self.planned.get(d) {
+                Some(st) => met &= *st == JobStatus::Completed,
+                None => unknown.push(d.clone()),
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(met);
+        }
+        let cmds = unknown
+            .iter()
+            .flat_map(|d| {
+                [
+                    ("HMGET", vec![s(ctx.keys.job(d)), s("st"), s("v")]),
+                    ("HGET", vec![s(ctx.keys.archived(d)), s("st")]),
+                ]
+            })
+            .collect();
+        let replies = ctx.conn.pipeline(cmds).await?;
+        for (d, pair) in unknown.iter().zip(replies.chunks(2)) {
+            let live = pair[0].clone().into_array();
+            let (st, version) = match live.first().and_then(codec::text) {
+                Some(st) => (Some(st), live.get(1).and_then(codec::text)),
+                None => (codec::text(&pair[1]), None),
+            };
+            let completed = match st {
+                Some(st) => codec::status(&st)? == JobStatus::Completed,
+                None => true,
+            };
+            if !completed {
+                met = false;
+                if let Some(v) = version {
+                    if guarded.insert(d.clone()) {
+                        self.guard(d, v);
+                    }
+                }
+            }
+        }
+        Ok(met)
+    }
+
+    /// Sends the plan; false when some version moved (nothing was written).
+    async fn commit(&self, ctx: &Ctx) -> Result<bool> {
+        let mut args = Vec::with_capacity(4 + self.ops.len() * 12);
+        args.push(n(self.now));
+        args.push(n(self.ops.len() as i64));
+        for op in &self.ops {
+            args.push(s(if op.guard { "g" } else { "w" }));
+            args.push(s(op.id.clone()));
+            args.push(s(op.version.clone()));
+            args.push(n(op.set.len() as i64));
+            for (k, v) in &op.set {
+                args.push(s(*k));
+                args.push(v.clone());
+            }
+            args.push(n(op.del.len() as i64));
+            args.extend(op.del.iter().map(|d| s(*d)));
+        }
+        args.push(n(self.raw.len() as i64));
+        for r in &self.raw {
+            args.push(n(r.len() as i64));
+            args.extend(r.iter().cloned());
+        }
+        let reply = ctx.conn.script(&ctx.conn.scripts.commit, &ctx.keys.base, args).await?;
+        let first = reply.into_array().first().and_then(codec::text);
+        Ok(first.as_deref() == Some("OK"))
+    }
+}
+
+/// Reads the state of several jobs in one pipeline.
+pub(crate) async fn read_states(ctx: &Ctx, ids: &[String]) -> Result<Vec<Option<StateRow>>> {
+    let cmds = ids
+        .iter()
+        .map(|id| {
+            let mut a = vec![s(ctx.keys.job(id))];
+            a.extend(STATE_FIELDS.iter().map(|f| s(*f)));
+            ("HMGET", a)
+        })
+        .collect();
+    let replies = ctx.conn.pipeline(cmds).await?;
+    ids.iter().zip(replies).map(|(id, v)| StateRow::parse(id, v)).collect()
+}
+
+async fn dependents(ctx: &Ctx, id: &str) -> Result<Vec<Option<StateRow>>> {
+    let ids = codec::strings(ctx.conn.cmd("SMEMBERS", vec![s(ctx.keys.k(&format!("dep:{id}")))]).await?);
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    read_states(ctx, &ids).await
+}
+
+/// Reads `ids`, lets `decide` fill a plan from their states, and commits it atomically,
+/// deciding again from fresh reads whenever another writer got there first.
+pub(crate) async fn transact<T, F>(ctx: &Ctx, ids: &[String], now: i64, mut decide: F) -> Result<T>
+where
+    F: FnMut(&mut Plan, &[Option<StateRow>]) -> Result<T> + Send,
+    T: Send,
+{
+    for _ in 0..MAX_ROUNDS {
+        let rows = read_states(ctx, ids).await?;
+        let mut plan = Plan::new(now);
+        let out = decide(&mut plan, &rows)?;
+        if plan.ops.is_empty() && plan.raw.is_empty() {
+            return Ok(out);
+        }
+        plan.expand(ctx).await?;
+        if plan.commit(ctx).await? {
+            return Ok(out);
+        }
+    }
+    Err(Error::backend_retryable(format!(
+        "jobs {} kept changing under concurrent writers; try again",
+        ids.join(", ")
+    )))
+}

@@ -1,0 +1,9 @@
+//! Integration tests of the Redis store's own entry points (connect, namespaces, clock,
+//! close, wake-ups) and the crash test against a private server.
+
+#[path = "../support/harness.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod harness;
+
+mod entry;
+mod reliability;

@@ -1,0 +1,180 @@
+//! Applying the state machine's [`Next`] to a job row and its side records.
+//!
+//! The one UPDATE that writes any transition, the counter deltas, error rows, dead letters,
+//! metric rows, and the propagation to dependents (release when all dependencies completed,
+//! transitive cancellation when one did not). Every status change in this crate ends here.
+
+use flexiq_core::id::new_row_id;
+use flexiq_core::transition::{transition, Event, Next};
+use flexiq_core::{JobStatus, Result};
+
+use crate::error::SqlResultExt;
+use crate::rows::{load_state, Loaded};
+use crate::writer::WriteCtx;
+
+/// Column values a transition writes beside the [`Next`].
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Extras<'a> {
+    /// Result bytes of a completion.
+    pub(crate) result: Option<&'a [u8]>,
+    /// The claiming worker.
+    pub(crate) worker_id: Option<&'a str>,
+}
+
+/// Writes `next` for the job `st` of `ns` and every side record it asks for, then propagates to
+/// dependents.
+pub(crate) fn apply(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    st: &Loaded,
+    next: &Next,
+    now: i64,
+    extras: Extras<'_>,
+) -> Result<()> {
+    write_next(ctx, ns, st, next, now, extras)?;
+    if st.has_dependents && (next.cancel_dependents || next.release_dependents) {
+        propagate(ctx, ns, &st.id, next.cancel_dependents, now)?;
+    }
+    Ok(())
+}
+
+/// Runs `event` through the state machine and applies it; `Ok(None)` when it was refused.
+pub(crate) fn fire(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    st: &Loaded,
+    event: &Event,
+    now: i64,
+    extras: Extras<'_>,
+) -> Result<Option<Next>> {
+    match transition(&st.job_state(), event, now) {
+        Ok(next) => {
+            apply(ctx, ns, st, &next, now, extras)?;
+            Ok(Some(next))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+fn write_next(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    st: &Loaded,
+    next: &Next,
+    now: i64,
+    extras: Extras<'_>,
+) -> Result<()> {
+    let conn = ctx.conn;
+    conn.prepare_cached(
+        "UPDATE jobs SET status = ?2, attempt = ?3,
+            run_at = COALESCE(?4, run_at),
+            started_at = COALESCE(?5, started_at),
+            heartbeat_at = CASE WHEN ?9 THEN NULL ELSE COALESCE(?5, heartbeat_at) END,
+            finished_at = COALESCE(?6, finished_at),
+            last_error = COALESCE(?7, last_error),
+            worker_id = CASE WHEN ?9 THEN NULL ELSE COALESCE(?8, worker_id) END,
+            cancel_requested = CASE WHEN ?10 THEN 0 ELSE cancel_requested END,
+            result = COALESCE(?11, result)
+         WHERE rowid = ?1",
+    )
+    .db()?
+    .execute(rusqlite::params![
+        st.rowid,
+        next.status.code(),
+        next.attempt,
+        next.run_at,
+        next.started_at,
+        next.finished_at,
+        next.last_error,
+        extras.worker_id,
+        next.clear_lease,
+        next.clear_cancel_request,
+        extras.result,
+    ])
+    .db()?;
+    if next.status != st.status {
+        ctx.count_delta(ns, &st.queue, st.status, -1);
+        ctx.count_delta(ns, &st.queue, next.status, 1);
+    }
+    if let Some(err) = &next.error_record {
+        conn.prepare_cached(
+            "INSERT INTO job_errors (id, ns, job_id, attempt, error, failed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .db()?
+        .execute((new_row_id(), ns, &st.id, st.attempt, err, now))
+        .db()?;
+    }
+    if let Some(success) = next.metric {
+        let duration = st.started_at.map(|s| (now - s).max(0)).unwrap_or(0);
+        conn.prepare_cached(
+            "INSERT INTO task_metrics (ns, job_id, task, queue, attempt, success, duration_ms, recorded_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .db()?
+        .execute((ns, &st.id, &st.task, &st.queue, st.attempt, success, duration, now))
+        .db()?;
+    }
+    if next.dead_letter {
+        conn.prepare_cached(
+            "INSERT INTO dead_letters (id, ns, original_job_id, queue, task, payload, error, retry_count,
+                failed_at, metadata, priority, max_retries, backoff_base, backoff_max, timeout_ms,
+                group_key, wf_run, wf_stage)
+             SELECT ?1, ns, id, queue, task, payload, last_error, attempt, ?2, metadata, priority,
+                max_retries, backoff_base, backoff_max, timeout_ms, group_key, wf_run, wf_stage
+             FROM jobs WHERE rowid = ?3",
+        )
+        .db()?
+        .execute((new_row_id(), now, st.rowid))
+        .db()?;
+    }
+    if next.status.is_claimable() || st.status == JobStatus::Running {
+        ctx.wake_work();
+    }
+    ctx.job_changed(&st.id);
+    Ok(())
+}
+
+/// Walks dependents of `root`: releases waiting ones whose dependencies all completed, or
+/// cancels them (transitively) when `cancel`.
+fn propagate(ctx: &mut WriteCtx<'_>, ns: &str, root: &str, cancel: bool, now: i64) -> Result<()> {
+    let mut work = vec![root.to_string()];
+    while let Some(id) = work.pop() {
+        let dependents: Vec<String> = {
+            let mut stmt = ctx.conn.prepare_cached("SELECT job_id FROM job_deps WHERE dep_id = ?1").db()?;
+            let rows = stmt.query_map([&id], |r| r.get(0)).db()?;
+            rows.collect::<rusqlite::Result<_>>().db()?
+        };
+        for dep in dependents {
+            let Some(st) = load_state(ctx.conn, ns, &dep)? else { continue };
+            let event = if cancel {
+                Event::DependencyFailed { dependency: id.clone() }
+            } else {
+                if st.status != JobStatus::Waiting || !all_deps_completed(ctx, &dep)? {
+                    continue;
+                }
+                Event::DependenciesMet
+            };
+            let Ok(next) = transition(&st.job_state(), &event, now) else { continue };
+            write_next(ctx, ns, &st, &next, now, Extras::default())?;
+            if st.has_dependents && next.cancel_dependents {
+                work.push(dep);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether every dependency of `id` completed (in the hot table or the archive).
+pub(crate) fn all_deps_completed(ctx: &WriteCtx<'_>, id: &str) -> Result<bool> {
+    let open: i64 = ctx
+        .conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM job_deps d WHERE d.job_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.dep_id AND j.status = 2)
+               AND NOT EXISTS (SELECT 1 FROM archived_jobs a WHERE a.id = d.dep_id AND a.status = 2)",
+        )
+        .db()?
+        .query_row([id], |r| r.get(0))
+        .db()?;
+    Ok(open == 0)
+}

@@ -1,0 +1,198 @@
+//! Claiming on the writer thread: pause, revocation, concurrency caps, token-bucket rate
+//! limits, then priority, `run_at` and id order, each job moved by the state machine.
+
+use flexiq_core::options::validate_name;
+use flexiq_core::store::ClaimRequest;
+use flexiq_core::transition::{transition, Event};
+use flexiq_core::{ClaimedJob, Error, Fence, Job, JobStatus, RateLimit, Result, TokenBucket, MAX_PAGE};
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::apply::{apply, Extras};
+use crate::error::SqlResultExt;
+use crate::rows::{fill_deps, job_from_row, Loaded, JOB_COLS};
+use crate::writer::WriteCtx;
+
+/// A queue's persisted controls and bucket.
+#[derive(Debug, Default)]
+pub(crate) struct QueueRow {
+    pub(crate) paused: bool,
+    pub(crate) rate: Option<RateLimit>,
+    pub(crate) bucket: Option<TokenBucket>,
+    pub(crate) concurrency: Option<u32>,
+}
+
+/// Reads a queue's controls (defaults for an unknown queue).
+pub(crate) fn queue_row(conn: &Connection, ns: &str, queue: &str) -> Result<QueueRow> {
+    conn.prepare_cached(
+        "SELECT paused, rate_count, rate_per_ms, tokens, tokens_at, concurrency
+         FROM queue_state WHERE ns = ?1 AND queue = ?2",
+    )
+    .db()?
+    .query_row((ns, queue), |r| {
+        let count: Option<u32> = r.get(1)?;
+        let per_ms: Option<u64> = r.get(2)?;
+        let tokens: Option<f64> = r.get(3)?;
+        let at: Option<i64> = r.get(4)?;
+        Ok(QueueRow {
+            paused: r.get(0)?,
+            rate: count.zip(per_ms).map(|(count, per_ms)| RateLimit { count, per_ms }),
+            bucket: tokens.zip(at).map(|(tokens, updated_at)| TokenBucket { tokens, updated_at }),
+            concurrency: r.get(5)?,
+        })
+    })
+    .optional()
+    .db()
+    .map(Option::unwrap_or_default)
+}
+
+/// Claimable queues of `ns` (those with pending or suspended jobs).
+pub(crate) fn claimable_queues(conn: &Connection, ns: &str) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT DISTINCT queue FROM queue_counts WHERE ns = ?1 AND status IN (0, 6) AND n > 0")
+        .db()?;
+    let rows = stmt.query_map([ns], |r| r.get(0)).db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// The claim query of one queue: claimable rows due by `now`, in claim order.
+const CLAIM_SQL: &str = "FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6) AND run_at <= ?3";
+const CLAIM_ORDER: &str = "ORDER BY priority DESC, run_at, id LIMIT ?4";
+const NOT_REVOKED: &str = "AND task NOT IN (SELECT task FROM revoked_tasks WHERE ns = ?1)";
+
+/// The claim query of one queue, with or without the revoked-task filter.
+pub(crate) fn claim_sql(revoked: bool) -> String {
+    format!(
+        "SELECT rowid, has_dependents, {JOB_COLS} {CLAIM_SQL} {} {CLAIM_ORDER}",
+        if revoked { NOT_REVOKED } else { "" }
+    )
+}
+
+struct Candidate {
+    queue: usize,
+    rowid: i64,
+    has_dependents: bool,
+    job: Job,
+    has_deps: bool,
+}
+
+fn candidates(
+    conn: &Connection,
+    ns: &str,
+    qi: usize,
+    queue: &str,
+    now: i64,
+    limit: u32,
+    revoked: bool,
+) -> Result<Vec<Candidate>> {
+    let mut stmt = conn.prepare_cached(&claim_sql(revoked)).db()?;
+    let rows = stmt
+        .query_map((ns, queue, now, limit), |r| {
+            let (job, has_deps) = job_from_row(r, 2)?;
+            Ok(Candidate { queue: qi, rowid: r.get(0)?, has_dependents: r.get(1)?, job, has_deps })
+        })
+        .db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+fn save_bucket(conn: &Connection, ns: &str, queue: &str, b: TokenBucket) -> Result<()> {
+    conn.prepare_cached("UPDATE queue_state SET tokens = ?3, tokens_at = ?4 WHERE ns = ?1 AND queue = ?2")
+        .db()?
+        .execute((ns, queue, b.tokens, b.updated_at))
+        .db()?;
+    Ok(())
+}
+
+/// Checks a claim request.
+pub(crate) fn validate(req: &ClaimRequest) -> Result<()> {
+    if req.limit == 0 || req.limit > MAX_PAGE {
+        return Err(Error::invalid(format!("claim limit {} must be between 1 and {MAX_PAGE}", req.limit)));
+    }
+    validate_name("worker id", &req.worker_id)?;
+    for q in &req.queues {
+        validate_name("queue name", q)?;
+    }
+    Ok(())
+}
+
+/// Claims up to `req.limit` jobs of `ns`.
+pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
+    let conn: &Connection = ctx.conn;
+    let mut queues = if req.queues.is_empty() { claimable_queues(conn, ns)? } else { req.queues.clone() };
+    queues.sort();
+    queues.dedup();
+    let revoked: bool = conn
+        .prepare_cached("SELECT EXISTS(SELECT 1 FROM revoked_tasks WHERE ns = ?1)")
+        .db()?
+        .query_row([ns], |r| r.get(0))
+        .db()?;
+    let now = req.now;
+    let mut found: Vec<Candidate> = Vec::new();
+    let mut buckets: Vec<Option<(RateLimit, TokenBucket, u32)>> = Vec::with_capacity(queues.len());
+    for (qi, q) in queues.iter().enumerate() {
+        buckets.push(None);
+        let row = queue_row(conn, ns, q)?;
+        if row.paused {
+            continue;
+        }
+        let mut budget = req.limit;
+        if let Some(cap) = row.concurrency {
+            let running = ctx.count(ns, q, JobStatus::Running)?;
+            budget = budget.min(u32::try_from((i64::from(cap) - running).max(0)).unwrap_or(0));
+        }
+        if budget == 0 {
+            continue;
+        }
+        if let Some(limit) = row.rate {
+            let mut bucket = row.bucket.unwrap_or_else(|| TokenBucket::full(limit, now));
+            budget = bucket.take(limit, budget, now);
+            buckets[qi] = Some((limit, bucket, budget));
+            if budget == 0 {
+                save_bucket(conn, ns, q, bucket)?;
+                continue;
+            }
+        }
+        found.extend(candidates(conn, ns, qi, q, now, budget, revoked)?);
+    }
+    if queues.len() > 1 {
+        found.sort_by(|a, b| {
+            b.job.priority.cmp(&a.job.priority).then(a.job.run_at.cmp(&b.job.run_at)).then(a.job.id.cmp(&b.job.id))
+        });
+        found.truncate(req.limit as usize);
+    }
+    for (qi, slot) in buckets.iter_mut().enumerate() {
+        if let Some((_, mut bucket, granted)) = slot.take() {
+            let used = found.iter().filter(|c| c.queue == qi).count() as u32;
+            bucket.tokens += f64::from(granted.saturating_sub(used));
+            save_bucket(conn, ns, &queues[qi], bucket)?;
+        }
+    }
+    let mut claimed = Vec::with_capacity(found.len());
+    for c in found {
+        let mut job = c.job;
+        let st = Loaded {
+            rowid: c.rowid,
+            id: job.id.to_string(),
+            queue: job.queue.clone(),
+            task: job.task.clone(),
+            status: job.status,
+            attempt: job.attempt,
+            max_retries: job.max_retries,
+            started_at: job.started_at,
+            backoff: job.backoff,
+            has_dependents: c.has_dependents,
+            cancel_requested: job.cancel_requested,
+        };
+        let Ok(next) = transition(&st.job_state(), &Event::Claim, now) else { continue };
+        apply(ctx, ns, &st, &next, now, Extras { result: None, worker_id: Some(&req.worker_id) })?;
+        job.status = next.status;
+        job.attempt = next.attempt;
+        job.started_at = next.started_at;
+        job.heartbeat_at = next.started_at;
+        job.worker_id = Some(req.worker_id.clone());
+        let fence = Fence { attempt: next.attempt, started_at: now };
+        claimed.push((ClaimedJob { job, fence }, c.has_deps));
+    }
+    let (jobs, flags): (Vec<_>, Vec<_>) = claimed.into_iter().map(|(c, d)| ((c.job, d), c.fence)).unzip();
+    let jobs = fill_deps(conn, jobs)?;
+    Ok(jobs.into_iter().zip(flags).map(|(job, fence)| ClaimedJob { job, fence }).collect())
+}

@@ -1,0 +1,212 @@
+//! [`QueueControl`]: pause, rate limits, concurrency caps, purges and revocation, persisted in
+//! `queue_state` and `revoked_tasks` so every process sharing the file sees them.
+
+use flexiq_core::options::validate_name;
+use flexiq_core::store::{QueueConfig, QueueControl};
+use flexiq_core::transition::Event;
+use flexiq_core::{Error, JobStatus, RateLimit, Result};
+
+use crate::apply::{fire, Extras};
+use crate::claim::queue_row;
+use crate::error::SqlResultExt;
+use crate::rows::load_state;
+use crate::writer::WriteCtx;
+use crate::SqliteStore;
+
+/// Completed jobs finished before a cutoff.
+pub(crate) const PURGE_COMPLETED: &str = "SELECT rowid, id, queue FROM jobs
+    WHERE ns = ?1 AND finished_at IS NOT NULL AND finished_at < ?2 AND status = 2";
+
+fn ensure_queue(ctx: &WriteCtx<'_>, ns: &str, queue: &str) -> Result<()> {
+    ctx.conn
+        .prepare_cached("INSERT INTO queue_state (ns, queue) VALUES (?1, ?2) ON CONFLICT (ns, queue) DO NOTHING")
+        .db()?
+        .execute((ns, queue))
+        .db()?;
+    Ok(())
+}
+
+impl SqliteStore {
+    async fn update_queue(&self, queue: &str, sql: &'static str, value: rusqlite::types::Value) -> Result<()> {
+        validate_name("queue name", queue)?;
+        let (ns, q) = (self.ns(), queue.to_string());
+        self.write(false, move |ctx| {
+            ensure_queue(ctx, &ns, &q)?;
+            ctx.conn.prepare_cached(sql).db()?.execute((&*ns, &q, value)).db()?;
+            ctx.wake_work();
+            Ok(())
+        })
+        .await
+    }
+}
+
+#[async_trait::async_trait]
+impl QueueControl for SqliteStore {
+    async fn pause(&self, queue: &str) -> Result<()> {
+        let sql = "UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2";
+        self.update_queue(queue, sql, 1.into()).await
+    }
+
+    async fn resume(&self, queue: &str) -> Result<()> {
+        let sql = "UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2";
+        self.update_queue(queue, sql, 0.into()).await
+    }
+
+    async fn paused_queues(&self) -> Result<Vec<String>> {
+        let ns = self.ns();
+        self.read(move |conn| {
+            let mut stmt =
+                conn.prepare_cached("SELECT queue FROM queue_state WHERE ns = ?1 AND paused = 1 ORDER BY queue").db()?;
+            let rows = stmt.query_map([&*ns], |r| r.get(0)).db()?;
+            rows.collect::<rusqlite::Result<_>>().db()
+        })
+        .await
+    }
+
+    async fn set_rate_limit(&self, queue: &str, limit: Option<RateLimit>) -> Result<()> {
+        validate_name("queue name", queue)?;
+        if let Some(l) = limit {
+            if l.count == 0 || l.per_ms == 0 {
+                return Err(Error::invalid(format!(
+                    "rate limit of queue {queue} must allow at least one job per window"
+                )));
+            }
+        }
+        let (ns, q) = (self.ns(), queue.to_string());
+        self.write(false, move |ctx| {
+            ensure_queue(ctx, &ns, &q)?;
+            ctx.conn
+                .prepare_cached(
+                    "UPDATE queue_state SET rate_count = ?3, rate_per_ms = ?4, tokens = NULL, tokens_at = NULL
+                     WHERE ns = ?1 AND queue = ?2",
+                )
+                .db()?
+                .execute((&*ns, &q, limit.map(|l| l.count), limit.map(|l| l.per_ms)))
+                .db()?;
+            ctx.wake_work();
+            Ok(())
+        })
+        .await
+    }
+
+    async fn set_concurrency(&self, queue: &str, max: Option<u32>) -> Result<()> {
+        if max == Some(0) {
+            return Err(Error::invalid(format!("concurrency cap of queue {queue} must be at least 1")));
+        }
+        let sql = "UPDATE queue_state SET concurrency = ?3 WHERE ns = ?1 AND queue = ?2";
+        self.update_queue(queue, sql, max.map_or(rusqlite::types::Value::Null, |m| i64::from(m).into())).await
+    }
+
+    async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {
+        let (ns, q) = (self.ns(), queue.to_string());
+        self.read(move |conn| {
+            let row = queue_row(conn, &ns, &q)?;
+            Ok(QueueConfig { paused: row.paused, rate_limit: row.rate, concurrency: row.concurrency })
+        })
+        .await
+    }
+
+    async fn purge_queue(&self, queue: &str, now: i64) -> Result<u64> {
+        validate_name("queue name", queue)?;
+        let (ns, q) = (self.ns(), queue.to_string());
+        self.write(false, move |ctx| {
+            let ids: Vec<String> = {
+                let mut stmt = ctx
+                    .conn
+                    .prepare_cached("SELECT id FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6, 7)")
+                    .db()?;
+                let rows = stmt.query_map((&*ns, &q), |r| r.get(0)).db()?;
+                rows.collect::<rusqlite::Result<_>>().db()?
+            };
+            let mut n = 0;
+            for id in ids {
+                let Some(st) = load_state(ctx.conn, &ns, &id)? else { continue };
+                if matches!(st.status, JobStatus::Pending | JobStatus::Suspended | JobStatus::Waiting)
+                    && fire(ctx, &ns, &st, &Event::Cancel, now, Extras::default())?.is_some()
+                {
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })
+        .await
+    }
+
+    async fn revoke_task(&self, task: &str) -> Result<()> {
+        validate_name("task name", task)?;
+        let (ns, t) = (self.ns(), task.to_string());
+        self.write(false, move |ctx| {
+            ctx.conn
+                .prepare_cached("INSERT INTO revoked_tasks (ns, task) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+                .db()?
+                .execute((&*ns, &t))
+                .db()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn unrevoke_task(&self, task: &str) -> Result<bool> {
+        let (ns, t) = (self.ns(), task.to_string());
+        self.write(false, move |ctx| {
+            let n = ctx
+                .conn
+                .prepare_cached("DELETE FROM revoked_tasks WHERE ns = ?1 AND task = ?2")
+                .db()?
+                .execute((&*ns, &t))
+                .db()?;
+            if n > 0 {
+                ctx.wake_work();
+            }
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn revoked_tasks(&self) -> Result<Vec<String>> {
+        let ns = self.ns();
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached("SELECT task FROM revoked_tasks WHERE ns = ?1 ORDER BY task").db()?;
+            let rows = stmt.query_map([&*ns], |r| r.get(0)).db()?;
+            rows.collect::<rusqlite::Result<_>>().db()
+        })
+        .await
+    }
+
+    async fn purge_completed(&self, cutoff: i64) -> Result<u64> {
+        let ns = self.ns();
+        self.write(false, move |ctx| {
+            let rows: Vec<(i64, String, String)> = {
+                let mut stmt = ctx
+                    .conn
+                    .prepare_cached(PURGE_COMPLETED)
+                    .db()?;
+                let rows = stmt.query_map((&*ns, cutoff), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db()?;
+                rows.collect::<rusqlite::Result<_>>().db()?
+            };
+            for (rowid, id, queue) in &rows {
+                delete_job(ctx, &ns, *rowid, id, queue, JobStatus::Completed)?;
+            }
+            Ok(rows.len() as u64)
+        })
+        .await
+    }
+}
+
+/// Deletes a job row with its partials and dependency edges, keeping the counters right.
+pub(crate) fn delete_job(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    rowid: i64,
+    id: &str,
+    queue: &str,
+    status: JobStatus,
+) -> Result<()> {
+    let conn = ctx.conn;
+    conn.prepare_cached("DELETE FROM jobs WHERE rowid = ?1").db()?.execute([rowid]).db()?;
+    conn.prepare_cached("DELETE FROM job_partials WHERE job_id = ?1").db()?.execute([id]).db()?;
+    conn.prepare_cached("DELETE FROM job_deps WHERE job_id = ?1").db()?.execute([id]).db()?;
+    ctx.count_delta(ns, queue, status, -1);
+    ctx.job_changed(id);
+    Ok(())
+}

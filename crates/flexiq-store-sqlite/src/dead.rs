@@ -1,0 +1,167 @@
+//! [`DeadLetters`]: listing, retry as a fresh job, deletion and purges.
+
+use flexiq_core::cursor::{page_from_rows, Cursor};
+use flexiq_core::store::{DeadLetters, EnqueueRequest};
+use flexiq_core::{validate_limit, Backoff, DeadJob, Error, JobId, NewJob, Page, Result};
+use rusqlite::{OptionalExtension, Row};
+
+use crate::error::SqlResultExt;
+use crate::{enqueue, SqliteStore};
+
+/// The keyset listing name of dead letters.
+pub(crate) const DEAD_LISTING: &str = "dead_letters";
+
+const DEAD_COLS: &str =
+    "id, original_job_id, queue, task, payload, error, retry_count, failed_at, metadata";
+
+fn dead_from_row(r: &Row<'_>) -> rusqlite::Result<DeadJob> {
+    Ok(DeadJob {
+        id: r.get(0)?,
+        original_job_id: r.get(1)?,
+        queue: r.get(2)?,
+        task_name: r.get(3)?,
+        payload: r.get(4)?,
+        error: r.get(5)?,
+        retry_count: r.get(6)?,
+        failed_at: r.get(7)?,
+        metadata: r.get(8)?,
+    })
+}
+
+/// The SQL of a keyset page of dead letters (`?1` namespace, then the cursor, then the limit).
+pub(crate) fn dead_page_sql(after: bool) -> String {
+    if after {
+        format!(
+            "SELECT {DEAD_COLS} FROM dead_letters WHERE ns = ?1 AND (failed_at, id) < (?2, ?3)
+             ORDER BY failed_at DESC, id DESC LIMIT ?4"
+        )
+    } else {
+        format!("SELECT {DEAD_COLS} FROM dead_letters WHERE ns = ?1 ORDER BY failed_at DESC, id DESC LIMIT ?2")
+    }
+}
+
+#[async_trait::async_trait]
+impl DeadLetters for SqliteStore {
+    async fn dead_letters(&self, task: Option<&str>, limit: u32, offset: u64) -> Result<Vec<DeadJob>> {
+        validate_limit(i64::from(limit))?;
+        let (ns, task) = (self.ns(), task.map(str::to_string));
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        self.read(move |conn| {
+            let sql = match task {
+                Some(_) => format!(
+                    "SELECT {DEAD_COLS} FROM dead_letters WHERE ns = ?1 AND task = ?2
+                     ORDER BY failed_at DESC, id DESC LIMIT ?3 OFFSET ?4"
+                ),
+                None => format!(
+                    "SELECT {DEAD_COLS} FROM dead_letters WHERE ns = ?1 AND ?2 IS NULL
+                     ORDER BY failed_at DESC, id DESC LIMIT ?3 OFFSET ?4"
+                ),
+            };
+            let mut stmt = conn.prepare_cached(&sql).db()?;
+            let rows = stmt.query_map((&*ns, &task, limit, offset), dead_from_row).db()?;
+            rows.collect::<rusqlite::Result<_>>().db()
+        })
+        .await
+    }
+
+    async fn dead_letters_after(&self, limit: u32, after: Option<&str>) -> Result<Page<DeadJob>> {
+        validate_limit(i64::from(limit))?;
+        let cursor = after.map(|a| Cursor::decode(a, DEAD_LISTING, 0)).transpose()?;
+        let ns = self.ns();
+        self.read(move |conn| {
+            let fetch = i64::from(limit) + 1;
+            let mut stmt = conn.prepare_cached(&dead_page_sql(cursor.is_some())).db()?;
+            let rows = match &cursor {
+                Some(c) => stmt.query_map((&*ns, c.sort_key, &c.id, fetch), dead_from_row),
+                None => stmt.query_map((&*ns, fetch), dead_from_row),
+            }
+            .db()?;
+            let rows: Vec<DeadJob> = rows.collect::<rusqlite::Result<_>>().db()?;
+            Ok(page_from_rows(rows, limit as usize, DEAD_LISTING, 0, |d| (d.failed_at, d.id.clone())))
+        })
+        .await
+    }
+
+    async fn retry_dead(&self, dead_id: &str, now: i64) -> Result<JobId> {
+        let (ns, dead_id) = (self.ns(), dead_id.to_string());
+        self.write(false, move |ctx| {
+            let job = ctx
+                .conn
+                .prepare_cached(
+                    "SELECT queue, task, payload, priority, max_retries, backoff_base, backoff_max,
+                        timeout_ms, metadata, group_key, wf_run, wf_stage
+                     FROM dead_letters WHERE id = ?1 AND ns = ?2",
+                )
+                .db()?
+                .query_row((&dead_id, &*ns), |r| {
+                    Ok(NewJob {
+                        id: JobId::new(),
+                        queue: r.get(0)?,
+                        task: r.get(1)?,
+                        payload: r.get(2)?,
+                        priority: r.get(3)?,
+                        run_at: now,
+                        max_retries: r.get(4)?,
+                        backoff: Backoff { base_ms: r.get(5)?, max_ms: r.get(6)? },
+                        timeout_ms: r.get(7)?,
+                        unique_key: None,
+                        metadata: r.get(8)?,
+                        depends_on: Vec::new(),
+                        group_key: r.get(9)?,
+                        workflow_run_id: r.get(10)?,
+                        workflow_stage_id: r.get(11)?,
+                    })
+                })
+                .optional()
+                .db()?
+                .ok_or_else(|| Error::NotFound { what: "dead letter", id: dead_id.clone() })?;
+            let id = job.id.clone();
+            enqueue::enqueue(ctx, &ns, &EnqueueRequest { jobs: vec![job], max_pending: None, now })?;
+            ctx.conn.prepare_cached("DELETE FROM dead_letters WHERE id = ?1").db()?.execute([&dead_id]).db()?;
+            Ok(id)
+        })
+        .await
+    }
+
+    async fn delete_dead(&self, dead_id: &str) -> Result<bool> {
+        let (ns, dead_id) = (self.ns(), dead_id.to_string());
+        self.write(false, move |ctx| {
+            let n = ctx
+                .conn
+                .prepare_cached("DELETE FROM dead_letters WHERE id = ?1 AND ns = ?2")
+                .db()?
+                .execute((&dead_id, &*ns))
+                .db()?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn purge_dead(&self, cutoff: i64) -> Result<u64> {
+        let ns = self.ns();
+        self.write(false, move |ctx| {
+            let n = ctx
+                .conn
+                .prepare_cached("DELETE FROM dead_letters WHERE ns = ?1 AND failed_at < ?2")
+                .db()?
+                .execute((&*ns, cutoff))
+                .db()?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
+    async fn purge_dead_by_task(&self, task: &str) -> Result<u64> {
+        let (ns, task) = (self.ns(), task.to_string());
+        self.write(false, move |ctx| {
+            let n = ctx
+                .conn
+                .prepare_cached("DELETE FROM dead_letters WHERE ns = ?1 AND task = ?2")
+                .db()?
+                .execute((&*ns, &task))
+                .db()?;
+            Ok(n as u64)
+        })
+        .await
+    }
+}

@@ -1,0 +1,181 @@
+//! Enqueue on the writer thread: revocation, unique keys, dependencies, the admission cap.
+
+use flexiq_core::store::{EnqueueRequest, Enqueued};
+use flexiq_core::transition::Event;
+use flexiq_core::{Error, JobId, JobStatus, NewJob, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::apply::{fire, Extras};
+use crate::error::{is_unique_violation, map, SqlResultExt};
+use crate::rows::load_state;
+use crate::writer::WriteCtx;
+
+const INSERT: &str = "INSERT INTO jobs (id, ns, queue, task, payload, priority, status, attempt, max_retries,
+        backoff_base, backoff_max, created_at, run_at, unique_key, metadata, timeout_ms, has_deps,
+        group_key, wf_run, wf_stage)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+
+/// Checks what `NewJob::build` guarantees, for callers that built jobs by hand.
+pub(crate) fn validate(jobs: &[NewJob]) -> Result<()> {
+    use flexiq_core::options::{validate_name, MAX_PAYLOAD_BYTES};
+    for j in jobs {
+        validate_name("task name", &j.task)?;
+        validate_name("queue name", &j.queue)?;
+        if j.payload.len() > MAX_PAYLOAD_BYTES {
+            return Err(Error::invalid(format!(
+                "payload of job {} is {} bytes, over the {MAX_PAYLOAD_BYTES} byte limit",
+                j.id,
+                j.payload.len()
+            )));
+        }
+        if j.run_at < 0 {
+            return Err(Error::invalid(format!("run_at {} of job {} is before the Unix epoch", j.run_at, j.id)));
+        }
+        j.backoff.validate()?;
+    }
+    Ok(())
+}
+
+fn revoked(conn: &Connection, ns: &str, task: &str) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM revoked_tasks WHERE ns = ?1 AND task = ?2)")
+        .db()?
+        .query_row((ns, task), |r| r.get(0))
+        .db()
+}
+
+fn any_revoked(conn: &Connection, ns: &str) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM revoked_tasks WHERE ns = ?1)")
+        .db()?
+        .query_row([ns], |r| r.get(0))
+        .db()
+}
+
+fn live_unique(conn: &Connection, ns: &str, key: &str) -> Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT id FROM jobs WHERE ns = ?1 AND unique_key = ?2
+           AND unique_key IS NOT NULL AND status IN (0, 1, 6, 7)",
+    )
+    .db()?
+    .query_row((ns, key), |r| r.get(0))
+    .optional()
+    .db()
+}
+
+fn dep_status(conn: &Connection, ns: &str, id: &JobId) -> Result<Option<JobStatus>> {
+    let code: Option<u8> = conn
+        .prepare_cached(
+            "SELECT status FROM jobs WHERE id = ?1 AND ns = ?2
+             UNION ALL SELECT status FROM archived_jobs WHERE id = ?1 AND ns = ?2 LIMIT 1",
+        )
+        .db()?
+        .query_row((id.as_str(), ns), |r| r.get(0))
+        .optional()
+        .db()?;
+    code.map(JobStatus::from_code).transpose()
+}
+
+/// Inserts the batch (the caller's savepoint undoes everything on error).
+pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) -> Result<Vec<Enqueued>> {
+    let conn: &Connection = ctx.conn;
+    if any_revoked(conn, ns)? {
+        for j in &req.jobs {
+            if revoked(conn, ns, &j.task)? {
+                return Err(Error::Conflict(format!(
+                    "task {} is revoked in namespace {ns}: job {} refused",
+                    j.task, j.id
+                )));
+            }
+        }
+    }
+    let mut before: Vec<(String, i64)> = Vec::new();
+    if req.max_pending.is_some() {
+        for j in &req.jobs {
+            if !before.iter().any(|(q, _)| *q == j.queue) {
+                before.push((j.queue.clone(), ctx.count(ns, &j.queue, JobStatus::Pending)?));
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(req.jobs.len());
+    let mut insert = conn.prepare_cached(INSERT).db()?;
+    for j in &req.jobs {
+        if let Some(key) = &j.unique_key {
+            if let Some(id) = live_unique(conn, ns, key)? {
+                out.push(Enqueued { id: JobId::from_trusted(id), created: false });
+                continue;
+            }
+        }
+        let mut status = JobStatus::Pending;
+        let mut failed_dep = None;
+        for d in &j.depends_on {
+            let st = dep_status(conn, ns, d)?.ok_or_else(|| {
+                Error::invalid(format!("dependency {d} of job {} not found in namespace {ns}", j.id))
+            })?;
+            match st {
+                JobStatus::Completed => {}
+                JobStatus::Failed | JobStatus::Dead | JobStatus::Cancelled => {
+                    status = JobStatus::Waiting;
+                    failed_dep.get_or_insert_with(|| d.to_string());
+                }
+                _ => status = JobStatus::Waiting,
+            }
+        }
+        insert
+            .execute(rusqlite::params![
+                j.id.as_str(),
+                ns,
+                j.queue,
+                j.task,
+                j.payload,
+                j.priority,
+                status.code(),
+                j.max_retries,
+                j.backoff.base_ms,
+                j.backoff.max_ms,
+                req.now,
+                j.run_at,
+                j.unique_key,
+                j.metadata,
+                j.timeout_ms,
+                !j.depends_on.is_empty(),
+                j.group_key,
+                j.workflow_run_id,
+                j.workflow_stage_id,
+            ])
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    Error::Conflict(format!("job {} already exists", j.id))
+                } else {
+                    map(e)
+                }
+            })?;
+        if !j.depends_on.is_empty() {
+            let mut edge = conn.prepare_cached("INSERT INTO job_deps (job_id, dep_id) VALUES (?1, ?2)").db()?;
+            let mut flag = conn
+                .prepare_cached("UPDATE jobs SET has_dependents = 1 WHERE id = ?1 AND has_dependents = 0")
+                .db()?;
+            for d in &j.depends_on {
+                edge.execute((j.id.as_str(), d.as_str())).db()?;
+                flag.execute([d.as_str()]).db()?;
+            }
+        }
+        ctx.count_delta(ns, &j.queue, status, 1);
+        if status == JobStatus::Pending {
+            ctx.wake_work();
+        }
+        if let Some(dependency) = failed_dep {
+            if let Some(st) = load_state(conn, ns, j.id.as_str())? {
+                fire(ctx, ns, &st, &Event::DependencyFailed { dependency }, req.now, Extras::default())?;
+            }
+        }
+        out.push(Enqueued { id: j.id.clone(), created: true });
+    }
+    if let Some(cap) = req.max_pending {
+        for (queue, pending) in before {
+            let after = ctx.count(ns, &queue, JobStatus::Pending)?;
+            if after > pending && after > i64::try_from(cap).unwrap_or(i64::MAX) {
+                return Err(Error::QueueFull { queue, pending: pending.max(0) as u64, max_pending: cap });
+            }
+        }
+    }
+    Ok(out)
+}

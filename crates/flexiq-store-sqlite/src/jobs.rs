@@ -1,0 +1,209 @@
+//! [`JobStore`]: enqueue, claim, fenced acks, leases, cancellation and lookups.
+
+use flexiq_core::store::{
+    Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore,
+};
+use flexiq_core::transition::Event;
+use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
+use rusqlite::Connection;
+
+use crate::apply::{fire, Extras};
+use crate::error::SqlResultExt;
+use crate::rows::{job_exists, load_job, load_state, loaded_from_row, Loaded, STATE_COLS};
+use crate::writer::WriteCtx;
+use crate::{claim, enqueue, wait, SqliteStore};
+
+fn fenced(st: &Loaded, fence: Fence) -> bool {
+    st.status == JobStatus::Running && st.attempt == fence.attempt && st.started_at == Some(fence.started_at)
+}
+
+fn ack_one(ctx: &mut WriteCtx<'_>, ns: &str, ack: Ack, now: i64) -> Result<AckOutcome> {
+    let Some(st) = load_state(ctx.conn, ns, ack.job_id.as_str())? else { return Ok(AckOutcome::Superseded) };
+    let fence = ack.fence;
+    let (event, result) = match ack.kind {
+        AckKind::Complete { result } => (Event::Complete { fence }, result),
+        AckKind::Fail { error, retryable } => (Event::Fail { fence, error, retryable }, None),
+        AckKind::Suspend { until } => (Event::Suspend { fence, until }, None),
+        AckKind::Defer { until, reason } => (Event::Defer { fence, until, reason }, None),
+    };
+    let extras = Extras { result: result.as_deref(), worker_id: None };
+    Ok(match fire(ctx, ns, &st, &event, now, extras)? {
+        Some(_) => AckOutcome::Acknowledged,
+        None => AckOutcome::Superseded,
+    })
+}
+
+/// The sweep query over running jobs by `column` (`heartbeat_at` or `started_at`).
+pub(crate) fn sweep_sql(column: &str) -> String {
+    format!("SELECT {STATE_COLS} FROM jobs WHERE ns = ?1 AND status = 1 AND {column} < ?2")
+}
+
+fn running_older_than(ctx: &WriteCtx<'_>, ns: &str, column: &str, cutoff: i64) -> Result<Vec<Loaded>> {
+    let mut stmt = ctx.conn.prepare_cached(&sweep_sql(column)).db()?;
+    let rows = stmt.query_map((ns, cutoff), loaded_from_row).db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+fn sweep(ctx: &mut WriteCtx<'_>, ns: &str, column: &str, age_ms: u64, event: Event, now: i64) -> Result<Vec<JobId>> {
+    let cutoff = now.saturating_sub(i64::try_from(age_ms).unwrap_or(i64::MAX));
+    let mut out = Vec::new();
+    for st in running_older_than(ctx, ns, column, cutoff)? {
+        if fire(ctx, ns, &st, &event, now, Extras::default())?.is_some() {
+            out.push(JobId::from_trusted(st.id));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `id` is known in `ns`, as `NotFound` when not.
+fn must_exist(conn: &Connection, ns: &str, id: &JobId) -> Result<()> {
+    if job_exists(conn, ns, id.as_str())? {
+        Ok(())
+    } else {
+        Err(Error::JobNotFound(id.clone()))
+    }
+}
+
+#[async_trait::async_trait]
+impl JobStore for SqliteStore {
+    async fn enqueue(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+        enqueue::validate(&req.jobs)?;
+        if req.jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ns = self.ns();
+        self.write(req.max_pending.is_some(), move |ctx| enqueue::enqueue(ctx, &ns, &req)).await
+    }
+
+    async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
+        claim::validate(&req)?;
+        let ns = self.ns();
+        self.write(true, move |ctx| claim::claim(ctx, &ns, &req)).await
+    }
+
+    async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+        if acks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ns = self.ns();
+        self.write(false, move |ctx| acks.into_iter().map(|a| ack_one(ctx, &ns, a, now)).collect()).await
+    }
+
+    async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ns = self.ns();
+        self.write(false, move |ctx| {
+            let mut out = Vec::with_capacity(jobs.len());
+            for (id, fence) in jobs {
+                let st = load_state(ctx.conn, &ns, id.as_str())?;
+                let reply = match st {
+                    Some(st) if fenced(&st, fence) => {
+                        ctx.conn
+                            .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE rowid = ?1")
+                            .db()?
+                            .execute((st.rowid, now))
+                            .db()?;
+                        HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: st.cancel_requested }
+                    }
+                    other => HeartbeatReply {
+                        outcome: AckOutcome::Superseded,
+                        cancel_requested: other.is_some_and(|s| s.cancel_requested),
+                    },
+                };
+                out.push(reply);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
+        let ns = self.ns();
+        self.write(false, move |ctx| sweep(ctx, &ns, "heartbeat_at", stale_after_ms, Event::HeartbeatLost, now))
+            .await
+    }
+
+    async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
+        let ns = self.ns();
+        self.write(false, move |ctx| sweep(ctx, &ns, "started_at", absolute_cap_ms, Event::RunawayExpired, now))
+            .await
+    }
+
+    async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.write(false, move |ctx| {
+            let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else { return Ok(false) };
+            Ok(fire(ctx, &ns, &st, &Event::Requeue, now, Extras::default())?.is_some())
+        })
+        .await
+    }
+
+    async fn cancel(&self, id: &JobId, now: i64) -> Result<bool> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.write(false, move |ctx| {
+            let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else {
+                must_exist(ctx.conn, &ns, &id)?;
+                return Ok(false);
+            };
+            Ok(fire(ctx, &ns, &st, &Event::Cancel, now, Extras::default())?.is_some())
+        })
+        .await
+    }
+
+    async fn request_cancel(&self, id: &JobId, now: i64) -> Result<bool> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.write(false, move |ctx| {
+            let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else {
+                must_exist(ctx.conn, &ns, &id)?;
+                return Ok(false);
+            };
+            if st.status.is_terminal() {
+                return Ok(false);
+            }
+            ctx.conn
+                .prepare_cached("UPDATE jobs SET cancel_requested = 1 WHERE rowid = ?1")
+                .db()?
+                .execute([st.rowid])
+                .db()?;
+            ctx.job_changed(&st.id);
+            if st.status != JobStatus::Running {
+                fire(ctx, &ns, &st, &Event::Cancel, now, Extras::default())?;
+            }
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn is_cancel_requested(&self, id: &JobId) -> Result<bool> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.read(move |conn| {
+            let job = load_job(conn, &ns, id.as_str())?.ok_or_else(|| Error::JobNotFound(id.clone()))?;
+            Ok(job.cancel_requested)
+        })
+        .await
+    }
+
+    async fn get(&self, id: &JobId) -> Result<Option<Job>> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.read(move |conn| load_job(conn, &ns, id.as_str())).await
+    }
+
+    async fn get_result(&self, id: &JobId) -> Result<Option<Vec<u8>>> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.read(move |conn| {
+            let job = load_job(conn, &ns, id.as_str())?.ok_or_else(|| Error::JobNotFound(id.clone()))?;
+            Ok(if job.status == JobStatus::Completed { job.result } else { None })
+        })
+        .await
+    }
+
+    async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()> {
+        wait::wait_for_work(self, queues, timeout_ms).await
+    }
+
+    async fn wait_for_job(&self, id: &JobId, timeout_ms: u64) -> Result<()> {
+        wait::wait_for_job(self, id, timeout_ms).await
+    }
+}

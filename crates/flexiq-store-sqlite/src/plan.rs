@@ -1,0 +1,53 @@
+//! The SQL of the hot and listing queries, exposed so tests can check their query plans
+//! (`EXPLAIN QUERY PLAN`): index seeks, no full scans, no temporary b-trees for ordering.
+
+use flexiq_core::cursor::Cursor;
+use flexiq_core::{JobFilter, JobStatus};
+
+use crate::inspect::{archived_page_sql, jobs_page_sql};
+
+/// One query whose plan matters, with a name for test output.
+#[derive(Debug, Clone)]
+pub struct PlannedQuery {
+    /// What the query does (`"claim"`, `"jobs keyset page"`, ...).
+    pub name: String,
+    /// The SQL text, with `?N` parameters left unbound.
+    pub sql: String,
+}
+
+fn q(name: &str, sql: impl Into<String>) -> PlannedQuery {
+    PlannedQuery { name: name.to_string(), sql: sql.into() }
+}
+
+/// Every keyset listing (first and later pages, with and without filters), the claim query,
+/// the ack lookup, the sweeps and the counters.
+pub fn planned_queries() -> Vec<PlannedQuery> {
+    let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
+    let mut out = vec![
+        q("claim", crate::claim::claim_sql(false)),
+        q("claim skipping revoked tasks", crate::claim::claim_sql(true)),
+        q("ack lookup", crate::rows::state_sql()),
+        q("release stale sweep", crate::jobs::sweep_sql("heartbeat_at")),
+        q("expire runaway sweep", crate::jobs::sweep_sql("started_at")),
+        q("archive sweep", crate::maintenance::ARCHIVE_SWEEP),
+        q("purge completed", crate::control::PURGE_COMPLETED),
+        q("next priority", crate::wait::NEXT_PRIORITY),
+        q("next run_at", crate::wait::NEXT_RUN_AT),
+        q("count pending", "SELECT n FROM queue_counts WHERE ns = ?1 AND queue = ?2 AND status = 0"),
+        q("dead letters keyset first page", crate::dead::dead_page_sql(false)),
+        q("dead letters keyset page", crate::dead::dead_page_sql(true)),
+        q("archive keyset first page", archived_page_sql("ns", None, 10).0),
+        q("archive keyset page", archived_page_sql("ns", Some(&cursor), 10).0),
+    ];
+    let filters = [
+        ("", JobFilter::default()),
+        (" by status", JobFilter { status: Some(JobStatus::Completed), ..Default::default() }),
+        (" by queue", JobFilter { queue: Some("q".into()), ..Default::default() }),
+        (" by task", JobFilter { task: Some("t".into()), ..Default::default() }),
+    ];
+    for (label, f) in filters {
+        out.push(q(&format!("jobs keyset first page{label}"), jobs_page_sql("ns", &f, None, 10).0));
+        out.push(q(&format!("jobs keyset page{label}"), jobs_page_sql("ns", &f, Some(&cursor), 10).0));
+    }
+    out
+}

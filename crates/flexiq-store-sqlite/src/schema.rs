@@ -1,0 +1,347 @@
+//! Embedded, numbered migrations and the `schema_meta` row (version and contract floor).
+//!
+//! The jobs table is kept lean because every index costs on every enqueue, claim and ack:
+//! the id, the claim order (a partial index over claimable rows only), the listing order,
+//! running jobs by heartbeat (partial), terminal jobs by finish time (partial) and live unique
+//! keys (partial). Counts live in `queue_counts`, maintained in the same transaction as every
+//! status change, so stats never scan jobs.
+
+use std::path::Path;
+
+use flexiq_core::{check_floor, Error, MigrationSummary, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::error::SqlResultExt;
+
+/// The migrations, in order: (version, SQL).
+const MIGRATIONS: &[(u32, &str)] = &[(1, V1)];
+
+/// The newest schema version this build knows.
+pub(crate) const LATEST: u32 = 1;
+
+const V1: &str = r#"
+CREATE TABLE jobs (
+    id TEXT NOT NULL,
+    ns TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    task TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    priority INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    max_retries INTEGER NOT NULL,
+    backoff_base INTEGER NOT NULL,
+    backoff_max INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    run_at INTEGER NOT NULL,
+    started_at INTEGER,
+    heartbeat_at INTEGER,
+    finished_at INTEGER,
+    worker_id TEXT,
+    result BLOB,
+    last_error TEXT,
+    unique_key TEXT,
+    metadata TEXT,
+    progress REAL,
+    timeout_ms INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    group_key TEXT,
+    wf_run TEXT,
+    wf_stage TEXT,
+    has_deps INTEGER NOT NULL DEFAULT 0,
+    has_dependents INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX jobs_id ON jobs(id);
+CREATE INDEX jobs_claim ON jobs(ns, queue, priority DESC, run_at, id) WHERE status IN (0, 6);
+CREATE INDEX jobs_created ON jobs(ns, created_at, id);
+CREATE INDEX jobs_running ON jobs(ns, heartbeat_at) WHERE status = 1;
+CREATE INDEX jobs_finished ON jobs(ns, finished_at) WHERE finished_at IS NOT NULL;
+CREATE UNIQUE INDEX jobs_unique ON jobs(ns, unique_key)
+    WHERE unique_key IS NOT NULL AND status IN (0, 1, 6, 7);
+
+CREATE TABLE job_deps (
+    job_id TEXT NOT NULL,
+    dep_id TEXT NOT NULL,
+    PRIMARY KEY (job_id, dep_id)
+) WITHOUT ROWID;
+CREATE INDEX job_deps_dep ON job_deps(dep_id);
+
+CREATE TABLE queue_counts (
+    ns TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (ns, queue, status)
+) WITHOUT ROWID;
+
+CREATE TABLE queue_state (
+    ns TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    paused INTEGER NOT NULL DEFAULT 0,
+    rate_count INTEGER,
+    rate_per_ms INTEGER,
+    tokens REAL,
+    tokens_at INTEGER,
+    concurrency INTEGER,
+    PRIMARY KEY (ns, queue)
+) WITHOUT ROWID;
+
+CREATE TABLE revoked_tasks (
+    ns TEXT NOT NULL,
+    task TEXT NOT NULL,
+    PRIMARY KEY (ns, task)
+) WITHOUT ROWID;
+
+CREATE TABLE job_errors (
+    id TEXT NOT NULL PRIMARY KEY,
+    ns TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    error TEXT NOT NULL,
+    failed_at INTEGER NOT NULL
+);
+CREATE INDEX job_errors_job ON job_errors(job_id, failed_at);
+CREATE INDEX job_errors_time ON job_errors(ns, failed_at);
+
+CREATE TABLE dead_letters (
+    id TEXT NOT NULL PRIMARY KEY,
+    ns TEXT NOT NULL,
+    original_job_id TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    task TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    error TEXT,
+    retry_count INTEGER NOT NULL,
+    failed_at INTEGER NOT NULL,
+    metadata TEXT,
+    priority INTEGER NOT NULL,
+    max_retries INTEGER NOT NULL,
+    backoff_base INTEGER NOT NULL,
+    backoff_max INTEGER NOT NULL,
+    timeout_ms INTEGER,
+    group_key TEXT,
+    wf_run TEXT,
+    wf_stage TEXT
+);
+CREATE INDEX dead_letters_time ON dead_letters(ns, failed_at, id);
+CREATE INDEX dead_letters_task ON dead_letters(ns, task, failed_at, id);
+
+CREATE TABLE archived_jobs (
+    id TEXT NOT NULL,
+    ns TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    task TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    priority INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    max_retries INTEGER NOT NULL,
+    backoff_base INTEGER NOT NULL,
+    backoff_max INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    run_at INTEGER NOT NULL,
+    started_at INTEGER,
+    heartbeat_at INTEGER,
+    finished_at INTEGER,
+    worker_id TEXT,
+    result BLOB,
+    last_error TEXT,
+    unique_key TEXT,
+    metadata TEXT,
+    progress REAL,
+    timeout_ms INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    group_key TEXT,
+    wf_run TEXT,
+    wf_stage TEXT,
+    has_deps INTEGER NOT NULL DEFAULT 0,
+    has_dependents INTEGER NOT NULL DEFAULT 0,
+    archived_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX archived_id ON archived_jobs(id);
+CREATE INDEX archived_finished ON archived_jobs(ns, finished_at, id);
+CREATE INDEX archived_time ON archived_jobs(ns, archived_at);
+
+CREATE TABLE task_metrics (
+    ns TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    task TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL
+);
+CREATE INDEX task_metrics_time ON task_metrics(ns, recorded_at);
+
+CREATE TABLE task_logs (
+    ns TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    level TEXT NOT NULL,
+    message TEXT NOT NULL,
+    logged_at INTEGER NOT NULL
+);
+CREATE INDEX task_logs_job ON task_logs(job_id);
+CREATE INDEX task_logs_time ON task_logs(ns, logged_at);
+
+CREATE TABLE job_partials (
+    job_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    published_at INTEGER NOT NULL,
+    PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE replays (
+    id TEXT NOT NULL PRIMARY KEY,
+    ns TEXT NOT NULL,
+    original_job_id TEXT NOT NULL,
+    replay_job_id TEXT NOT NULL,
+    replayed_at INTEGER NOT NULL,
+    original_error TEXT
+);
+CREATE INDEX replays_original ON replays(original_job_id, replayed_at);
+
+CREATE TABLE settings (
+    key TEXT NOT NULL PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE leases (
+    ns TEXT NOT NULL,
+    name TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (ns, name)
+) WITHOUT ROWID;
+
+CREATE TABLE workers (
+    ns TEXT NOT NULL,
+    id TEXT NOT NULL,
+    queues TEXT NOT NULL,
+    concurrency INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    PRIMARY KEY (ns, id)
+) WITHOUT ROWID;
+
+CREATE TABLE retention_state (
+    ns TEXT NOT NULL PRIMARY KEY,
+    body TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE wake (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    gen INTEGER NOT NULL
+);
+INSERT INTO wake (id, gen) VALUES (1, 0);
+"#;
+
+/// The recorded (version, contract floor), or `None` on a file without flexiq's schema.
+pub(crate) fn read_meta(conn: &Connection) -> Result<Option<(u32, u32)>> {
+    let exists: bool = conn
+        .query_row("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta')", [], |r| {
+            r.get(0)
+        })
+        .db()?;
+    if !exists {
+        return Ok(None);
+    }
+    conn.query_row("SELECT version, contract_floor FROM schema_meta WHERE id = 1", [], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .optional()
+    .db()
+}
+
+/// Applies every pending migration in one transaction; idempotent.
+pub(crate) fn migrate(conn: &Connection) -> Result<MigrationSummary> {
+    conn.execute_batch("BEGIN IMMEDIATE").db()?;
+    let out = migrate_in_tx(conn);
+    match out {
+        Ok(summary) => {
+            conn.execute_batch("COMMIT").db()?;
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The body of [`migrate`], for callers already inside a transaction.
+pub(crate) fn migrate_in_tx(conn: &Connection) -> Result<MigrationSummary> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_meta (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            version INTEGER NOT NULL,
+            contract_floor INTEGER NOT NULL
+        )",
+    )
+    .db()?;
+    let (version, floor) = read_meta(conn)?.unwrap_or((0, 1));
+    check_floor(floor)?;
+    let mut applied = Vec::new();
+    for (v, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > version) {
+        conn.execute_batch(sql).map_err(|e| Error::backend(format!("sqlite migration {v} failed: {e}")))?;
+        applied.push(*v);
+    }
+    conn.execute(
+        "INSERT INTO schema_meta (id, version, contract_floor) VALUES (1, ?1, ?2)
+         ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+        (LATEST.max(version), floor),
+    )
+    .db()?;
+    Ok(MigrationSummary { applied, ..Default::default() })
+}
+
+/// Refuses a file that is not migrated to this build's schema (used when `auto_migrate` is off)
+/// and any file whose floor is above this build's contract level.
+pub(crate) fn verify(conn: &Connection, path: &Path, need_current: bool) -> Result<()> {
+    match read_meta(conn)? {
+        None if need_current => Err(Error::Conflict(format!(
+            "sqlite file {} has no flexiq schema: run migrate() or open it with auto_migrate",
+            path.display()
+        ))),
+        None => Ok(()),
+        Some((version, floor)) => {
+            check_floor(floor)?;
+            if need_current && version < LATEST {
+                return Err(Error::Conflict(format!(
+                    "sqlite file {} is at schema version {version}, this build needs {LATEST}: run migrate() or open it with auto_migrate",
+                    path.display()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrate_is_idempotent_and_reports_what_ran() {
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(read_meta(&conn).unwrap(), None);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1]);
+        assert!(migrate(&conn).unwrap().applied.is_empty());
+        assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
+        verify(&conn, Path::new("x.db"), true).unwrap();
+        conn.execute("UPDATE schema_meta SET contract_floor = 99", []).unwrap();
+        assert_eq!(migrate(&conn).unwrap_err().code(), "CONTRACT_TOO_OLD");
+        assert_eq!(verify(&conn, Path::new("x.db"), false).unwrap_err().code(), "CONTRACT_TOO_OLD");
+    }
+
+    #[test]
+    fn verify_names_the_file_of_an_unmigrated_database() {
+        let conn = Connection::open_in_memory().unwrap();
+        let err = verify(&conn, Path::new("/tmp/q.db"), true).unwrap_err();
+        assert!(err.to_string().contains("/tmp/q.db"), "{err}");
+        assert_eq!(err.code(), "CONFLICT");
+    }
+}

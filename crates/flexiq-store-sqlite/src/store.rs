@@ -1,0 +1,267 @@
+//! The store handle: opening a file, the writer thread, the reader pool, namespaces and close.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use flexiq_core::options::validate_name;
+use flexiq_core::{Error, Result};
+use rusqlite::{Connection, OpenFlags};
+use tokio::sync::oneshot;
+
+use crate::error::{closed, SqlResultExt};
+use crate::options::{Durability, SqliteOptions};
+use crate::readers::{self, ReadJob};
+use crate::schema;
+use crate::wake::{self, Hub};
+use crate::writer::{self, Op, WriteCtx, WriteOp};
+
+/// Threads and connections of one open file, shared by every handle and namespace on it.
+pub(crate) struct Core {
+    path: PathBuf,
+    writer: Mutex<Option<mpsc::Sender<Box<dyn WriteOp>>>>,
+    readers: Mutex<Option<mpsc::Sender<ReadJob>>>,
+    pub(crate) hub: Arc<Hub>,
+    handles: AtomicUsize,
+}
+
+impl Core {
+    fn release_handle(&self) {
+        if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shutdown();
+        }
+    }
+
+    fn shutdown(&self) {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.readers.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.hub.stop();
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+struct Handle {
+    core: Arc<Core>,
+    ns: Arc<str>,
+    closed: AtomicBool,
+    seen_gen: AtomicU64,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if !self.closed.swap(true, Ordering::AcqRel) {
+            self.core.release_handle();
+        }
+    }
+}
+
+/// A flexiq store on one SQLite file, scoped to a namespace.
+///
+/// Cheap to clone (clones share the handle). All handles on a file opened through
+/// [`SqliteStore::open`] and [`SqliteStore::with_namespace`] share one writer thread, one
+/// reader pool and one wake-up watcher.
+#[derive(Clone)]
+pub struct SqliteStore {
+    h: Arc<Handle>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.h.core.path).field("namespace", &&*self.h.ns).finish()
+    }
+}
+
+fn refuse_memory(path: &Path) -> Result<()> {
+    let s = path.to_string_lossy();
+    if s.is_empty() || s == ":memory:" || s.starts_with("file::memory:") || s.contains("mode=memory") {
+        return Err(Error::invalid(format!(
+            "sqlite path {s:?} is an in-memory database: give a file so worker processes can share it"
+        )));
+    }
+    Ok(())
+}
+
+fn connect(path: &Path, opts: &SqliteOptions, create: bool) -> Result<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| Error::backend(format!("cannot open sqlite file {}: {e}", path.display())))?;
+    conn.busy_timeout(Duration::from_millis(opts.busy_timeout_ms)).db()?;
+    conn.set_prepared_statement_cache_capacity(256);
+    conn.execute_batch("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;").db()?;
+    Ok(conn)
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the SQLite file at `path`: WAL mode, the durability setting,
+    /// migrations when `auto_migrate`, then starts the writer thread, `read_connections` reader
+    /// threads and the wake-up watcher. Needs no running tokio runtime; the async methods run
+    /// on tokio. In-memory databases are refused. Fails with `ContractTooOld` when the file's
+    /// contract floor is above this build's level, and with `Conflict` naming the file when
+    /// `auto_migrate` is off and the file is not migrated.
+    pub fn open(path: impl AsRef<Path>, opts: SqliteOptions) -> Result<SqliteStore> {
+        opts.validate()?;
+        let path = path.as_ref();
+        refuse_memory(path)?;
+        let conn = connect(path, &opts, true)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).db()?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::backend(format!(
+                "sqlite file {} refused WAL journal mode (got {mode})",
+                path.display()
+            )));
+        }
+        conn.execute_batch(&format!("PRAGMA synchronous = {}", opts.durability.pragma_value())).db()?;
+        if opts.auto_migrate {
+            schema::migrate(&conn)?;
+        }
+        schema::verify(&conn, path, true)?;
+        let mut read_conns = Vec::with_capacity(opts.read_connections);
+        for _ in 0..opts.read_connections {
+            let c = connect(path, &opts, false)?;
+            c.execute_batch("PRAGMA query_only = 1").db()?;
+            read_conns.push(c);
+        }
+        let watch_conn = connect(path, &opts, false)?;
+        let hub = Arc::new(Hub::new());
+        let spawn_err = |e: std::io::Error| Error::backend(format!("cannot start sqlite threads: {e}"));
+        let read_tx = readers::spawn(read_conns).map_err(spawn_err)?;
+        let (write_tx, write_rx) = mpsc::channel::<Box<dyn WriteOp>>();
+        let writer_hub = hub.clone();
+        std::thread::Builder::new()
+            .name("flexiq-sqlite-write".into())
+            .spawn(move || writer::run(conn, write_rx, writer_hub))
+            .map_err(spawn_err)?;
+        wake::spawn_watcher(watch_conn, hub.clone()).map_err(spawn_err)?;
+        let core = Arc::new(Core {
+            path: path.to_path_buf(),
+            writer: Mutex::new(Some(write_tx)),
+            readers: Mutex::new(Some(read_tx)),
+            hub,
+            handles: AtomicUsize::new(0),
+        });
+        Ok(SqliteStore::from_core(core, &opts.namespace))
+    }
+
+    fn from_core(core: Arc<Core>, ns: &str) -> SqliteStore {
+        core.handles.fetch_add(1, Ordering::AcqRel);
+        let gen = core.hub.work_gen();
+        SqliteStore {
+            h: Arc::new(Handle { core, ns: Arc::from(ns), closed: AtomicBool::new(false), seen_gen: AtomicU64::new(gen) }),
+        }
+    }
+
+    /// A handle on the same file scoped to namespace `ns`, sharing this handle's writer thread
+    /// and readers. `Closed` when this handle was closed.
+    pub fn with_namespace(&self, ns: &str) -> Result<SqliteStore> {
+        validate_name("namespace", ns)?;
+        self.check_open()?;
+        Ok(SqliteStore::from_core(self.h.core.clone(), ns))
+    }
+
+    /// The durability the writer connection runs with, read back from `PRAGMA synchronous`.
+    pub async fn durability(&self) -> Result<Durability> {
+        let level: i64 =
+            self.write(false, |ctx| ctx.conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).db()).await?;
+        Ok(if level >= 2 { Durability::Full } else { Durability::Normal })
+    }
+
+    /// The file this store is on.
+    pub fn path(&self) -> &Path {
+        &self.h.core.path
+    }
+
+    pub(crate) fn ns(&self) -> Arc<str> {
+        self.h.ns.clone()
+    }
+
+    pub(crate) fn hub(&self) -> &Hub {
+        &self.h.core.hub
+    }
+
+    /// The last work generation this handle returned from a wait at, swapped for `gen`.
+    pub(crate) fn swap_seen_gen(&self, gen: u64) -> u64 {
+        self.h.seen_gen.swap(gen, Ordering::AcqRel)
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.h.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the writer thread inside the next group commit and returns its result once
+    /// committed. `needs_counts` when `f` reads `queue_counts`.
+    pub(crate) async fn write<T, F>(&self, needs_counts: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
+    {
+        self.check_open()?;
+        let (tx, rx) = oneshot::channel();
+        let op: Box<dyn WriteOp> = Box::new(Op::new(f, needs_counts, tx));
+        {
+            let guard = self.h.core.writer.lock().unwrap_or_else(|p| p.into_inner());
+            guard.as_ref().ok_or_else(closed)?.send(op).map_err(|_| closed())?;
+        }
+        rx.await.map_err(|_| closed())?
+    }
+
+    /// Runs `f` on a reader thread.
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.check_open()?;
+        let (tx, rx) = oneshot::channel();
+        let job: ReadJob = Box::new(move |conn| {
+            let _ = tx.send(f(conn));
+        });
+        {
+            let guard = self.h.core.readers.lock().unwrap_or_else(|p| p.into_inner());
+            guard.as_ref().ok_or_else(closed)?.send(job).map_err(|_| closed())?;
+        }
+        rx.await.map_err(|_| closed())?
+    }
+}
+
+#[async_trait::async_trait]
+impl flexiq_core::Store for SqliteStore {
+    fn namespace(&self) -> &str {
+        &self.h.ns
+    }
+
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn close(&self) -> Result<()> {
+        if !self.h.closed.swap(true, Ordering::AcqRel) {
+            self.h.core.release_handle();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_memory_paths_are_refused() {
+        for p in [":memory:", "", "file::memory:?cache=shared", "file:x?mode=memory"] {
+            let err = SqliteStore::open(p, SqliteOptions::default()).unwrap_err();
+            assert_eq!(err.code(), "INVALID_ARGUMENT", "{p}");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Wake-ups for waiting claimers and job watchers.
+//!
+//! In-process, the writer bumps a generation counter after any commit that may have made work
+//! claimable, and notifies watchers of the jobs it changed. Across processes, one background
+//! thread per open file polls `PRAGMA data_version` on its own connection every
+//! [`POLL_INTERVAL`]; when another connection committed, it reads the `wake` row that writers
+//! bump in the same transaction as work-making changes, and bumps the generation if the change
+//! was not this process's own. Job watchers are woken on any foreign commit (they re-check).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use rusqlite::Connection;
+use tokio::sync::{watch, Notify};
+
+/// How often the watcher thread checks `PRAGMA data_version` (ms).
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(2);
+
+/// Shared wake-up state of one open file.
+pub(crate) struct Hub {
+    work: watch::Sender<u64>,
+    own_gen: std::sync::atomic::AtomicI64,
+    jobs: Mutex<HashMap<String, (usize, Arc<Notify>)>>,
+    job_waiters: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl Hub {
+    /// A hub with no waiters.
+    pub(crate) fn new() -> Self {
+        Hub {
+            work: watch::Sender::new(0),
+            own_gen: std::sync::atomic::AtomicI64::new(-1),
+            jobs: Mutex::new(HashMap::new()),
+            job_waiters: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// Wakes every waiting claimer.
+    pub(crate) fn bump_work(&self) {
+        self.work.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// Records the `wake` generation this process's writer just committed.
+    pub(crate) fn set_own_gen(&self, gen: i64) {
+        self.own_gen.store(gen, Ordering::Release);
+    }
+
+    /// A receiver of work generations.
+    pub(crate) fn subscribe_work(&self) -> watch::Receiver<u64> {
+        self.work.subscribe()
+    }
+
+    /// The current work generation.
+    pub(crate) fn work_gen(&self) -> u64 {
+        *self.work.borrow()
+    }
+
+    /// Whether anyone waits on a job (the writer only tracks changed ids then).
+    pub(crate) fn has_job_waiters(&self) -> bool {
+        self.job_waiters.load(Ordering::Acquire) > 0
+    }
+
+    /// Registers interest in `id`; pair with [`Hub::unwatch_job`].
+    pub(crate) fn watch_job(&self, id: &str) -> Arc<Notify> {
+        let mut map = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        self.job_waiters.fetch_add(1, Ordering::AcqRel);
+        let entry = map.entry(id.to_string()).or_insert_with(|| (0, Arc::new(Notify::new())));
+        entry.0 += 1;
+        entry.1.clone()
+    }
+
+    /// Drops one registration of `id`.
+    pub(crate) fn unwatch_job(&self, id: &str) {
+        let mut map = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        self.job_waiters.fetch_sub(1, Ordering::AcqRel);
+        if let Some(entry) = map.get_mut(id) {
+            entry.0 -= 1;
+            if entry.0 == 0 {
+                map.remove(id);
+            }
+        }
+    }
+
+    /// Wakes the watchers of these jobs.
+    pub(crate) fn notify_jobs(&self, ids: &[String]) {
+        let map = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        for id in ids {
+            if let Some((_, n)) = map.get(id) {
+                n.notify_waiters();
+            }
+        }
+    }
+
+    fn notify_all_jobs(&self) {
+        let map = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, n) in map.values() {
+            n.notify_waiters();
+        }
+    }
+
+    /// Asks the watcher thread to exit.
+    pub(crate) fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// Starts the cross-process watcher on its own connection.
+pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<()> {
+    thread::Builder::new().name("flexiq-sqlite-watch".into()).spawn(move || {
+        let read = |sql: &str| -> Option<i64> {
+            conn.prepare_cached(sql).ok()?.query_row([], |r| r.get(0)).ok()
+        };
+        let mut version = read("PRAGMA data_version");
+        let mut gen = read("SELECT gen FROM wake WHERE id = 1");
+        while !hub.stop.load(Ordering::Acquire) {
+            thread::sleep(POLL_INTERVAL);
+            let v = read("PRAGMA data_version");
+            if v == version {
+                continue;
+            }
+            version = v;
+            let g = read("SELECT gen FROM wake WHERE id = 1");
+            if g != gen {
+                gen = g;
+                if g != Some(hub.own_gen.load(Ordering::Acquire)) {
+                    hub.bump_work();
+                }
+            }
+            if hub.has_job_waiters() {
+                hub.notify_all_jobs();
+            }
+        }
+    })?;
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! The one writer thread and its group commit.
+//!
+//! Every write is a closure queued to this thread. The thread drains whatever is queued into
+//! one `BEGIN IMMEDIATE` transaction, runs each operation inside its own `SAVEPOINT` (so one
+//! failing operation rolls back alone and does not poison the others), commits once, and only
+//! then replies to every waiter. Queue counters (`queue_counts`) are accumulated in memory as
+//! deltas and written once per batch, so a batch of many single enqueues costs one counter
+//! write per queue instead of one per job.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use flexiq_core::{Error, JobStatus, Result};
+use rusqlite::{Connection, OptionalExtension};
+use tokio::sync::oneshot;
+
+use crate::error::SqlResultExt;
+use crate::wake::Hub;
+
+/// Most operations folded into one transaction.
+const MAX_BATCH: usize = 512;
+
+/// One counter change: (namespace, queue, status code) and the delta.
+type Delta = ((String, String, u8), i64);
+
+/// Side effects of one operation, kept apart until it succeeds.
+#[derive(Default)]
+struct Effects {
+    deltas: Vec<Delta>,
+    wake: bool,
+    changed: Vec<String>,
+}
+
+impl Effects {
+    fn add(&mut self, ns: &str, queue: &str, status: u8, n: i64) {
+        if let Some(d) = self.deltas.iter_mut().find(|((a, b, c), _)| a == ns && b == queue && *c == status) {
+            d.1 += n;
+        } else {
+            self.deltas.push(((ns.to_string(), queue.to_string(), status), n));
+        }
+    }
+
+    fn absorb(&mut self, other: &mut Effects) {
+        for ((ns, q, s), n) in other.deltas.drain(..) {
+            self.add(&ns, &q, s, n);
+        }
+        self.wake |= other.wake;
+        self.changed.append(&mut other.changed);
+    }
+
+    fn clear(&mut self) {
+        self.deltas.clear();
+        self.wake = false;
+        self.changed.clear();
+    }
+}
+
+/// What an operation sees while it runs on the writer thread.
+pub(crate) struct WriteCtx<'c> {
+    /// The write connection, inside the batch's transaction.
+    pub(crate) conn: &'c Connection,
+    op: Effects,
+    batch: Effects,
+    track_jobs: bool,
+}
+
+impl WriteCtx<'_> {
+    /// Records a counter change for (namespace, queue, status).
+    pub(crate) fn count_delta(&mut self, ns: &str, queue: &str, status: JobStatus, n: i64) {
+        self.op.add(ns, queue, status.code(), n);
+    }
+
+    /// The count of (namespace, queue, status) as this operation sees it. Only valid in an
+    /// operation queued with `needs_counts`.
+    pub(crate) fn count(&self, ns: &str, queue: &str, status: JobStatus) -> Result<i64> {
+        let stored: i64 = self
+            .conn
+            .prepare_cached("SELECT n FROM queue_counts WHERE ns = ?1 AND queue = ?2 AND status = ?3")
+            .db()?
+            .query_row((ns, queue, status.code()), |r| r.get(0))
+            .optional()
+            .db()?
+            .unwrap_or(0);
+        let pending: i64 = self
+            .op
+            .deltas
+            .iter()
+            .filter(|((a, b, c), _)| a == ns && b == queue && *c == status.code())
+            .map(|(_, n)| *n)
+            .sum();
+        Ok(stored + pending)
+    }
+
+    /// Marks that work may have become claimable (waiting claimers are woken after commit).
+    pub(crate) fn wake_work(&mut self) {
+        self.op.wake = true;
+    }
+
+    /// Notes that a job changed (its waiters are woken after commit).
+    pub(crate) fn job_changed(&mut self, id: &str) {
+        if self.track_jobs {
+            self.op.changed.push(id.to_string());
+        }
+    }
+
+    fn flush_counts(&mut self) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO queue_counts (ns, queue, status, n) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (ns, queue, status) DO UPDATE SET n = n + excluded.n",
+            )
+            .db()?;
+        for ((ns, q, s), n) in self.batch.deltas.drain(..) {
+            if n != 0 {
+                stmt.execute((ns, q, s, n)).db()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An operation queued for the writer.
+pub(crate) trait WriteOp: Send {
+    /// Whether it reads `queue_counts` (the batch's earlier deltas are written first).
+    fn needs_counts(&self) -> bool;
+    /// Runs it; false when it failed and must be rolled back.
+    fn run(&mut self, ctx: &mut WriteCtx<'_>) -> bool;
+    /// Replies to the caller once the batch's fate is known.
+    fn finish(self: Box<Self>, commit: &Result<()>);
+}
+
+/// A closure and the channel its caller awaits.
+pub(crate) struct Op<T, F> {
+    f: Option<F>,
+    needs_counts: bool,
+    out: Option<Result<T>>,
+    tx: Option<oneshot::Sender<Result<T>>>,
+}
+
+impl<T, F> Op<T, F> {
+    /// Wraps `f`; the reply goes to `tx`.
+    pub(crate) fn new(f: F, needs_counts: bool, tx: oneshot::Sender<Result<T>>) -> Self {
+        Op { f: Some(f), needs_counts, out: None, tx: Some(tx) }
+    }
+}
+
+impl<T, F> WriteOp for Op<T, F>
+where
+    T: Send,
+    F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send,
+{
+    fn needs_counts(&self) -> bool {
+        self.needs_counts
+    }
+
+    fn run(&mut self, ctx: &mut WriteCtx<'_>) -> bool {
+        let Some(f) = self.f.take() else { return false };
+        let out = catch_unwind(AssertUnwindSafe(|| f(ctx)))
+            .unwrap_or_else(|_| Err(Error::backend("sqlite write operation panicked")));
+        let ok = out.is_ok();
+        self.out = Some(out);
+        ok
+    }
+
+    fn finish(mut self: Box<Self>, commit: &Result<()>) {
+        let reply = match (commit, self.out.take()) {
+            (Err(e), None | Some(Ok(_))) => Err(e.clone()),
+            (_, Some(out)) => out,
+            (Ok(()), None) => Err(Error::backend("sqlite write operation did not run")),
+        };
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(reply);
+        }
+    }
+}
+
+/// Runs the writer loop until every sender is gone.
+pub(crate) fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn WriteOp>>, hub: Arc<Hub>) {
+    let mut batch: Vec<Box<dyn WriteOp>> = Vec::with_capacity(MAX_BATCH);
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(op) => batch.push(op),
+                Err(_) => break,
+            }
+        }
+        let track_jobs = hub.has_job_waiters();
+        let mut ctx = WriteCtx { conn: &conn, op: Effects::default(), batch: Effects::default(), track_jobs };
+        let outcome = run_batch(&mut ctx, &mut batch);
+        let effects = std::mem::take(&mut ctx.batch);
+        drop(ctx);
+        if let Ok(Some(gen)) = outcome {
+            hub.set_own_gen(gen);
+        }
+        let commit = outcome.map(|_| ());
+        if commit.is_ok() {
+            if effects.wake {
+                hub.bump_work();
+            }
+            if !effects.changed.is_empty() {
+                hub.notify_jobs(&effects.changed);
+            }
+        }
+        for op in batch.drain(..) {
+            op.finish(&commit);
+        }
+    }
+}
+
+fn exec(conn: &Connection, sql: &str) -> Result<()> {
+    conn.prepare_cached(sql).db()?.execute([]).db()?;
+    Ok(())
+}
+
+fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<Option<i64>> {
+    let conn = ctx.conn;
+    exec(conn, "BEGIN IMMEDIATE")?;
+    let single = batch.len() == 1;
+    let body = (|| {
+        for op in batch.iter_mut() {
+            if op.needs_counts() && !ctx.batch.deltas.is_empty() {
+                ctx.flush_counts()?;
+            }
+            if !single {
+                exec(conn, "SAVEPOINT op")?;
+            }
+            if op.run(ctx) {
+                let mut done = std::mem::take(&mut ctx.op);
+                ctx.batch.absorb(&mut done);
+                if !single {
+                    exec(conn, "RELEASE op")?;
+                }
+            } else {
+                ctx.op.clear();
+                if single {
+                    exec(conn, "ROLLBACK")?;
+                    return Ok(None);
+                }
+                exec(conn, "ROLLBACK TO op")?;
+                exec(conn, "RELEASE op")?;
+            }
+        }
+        ctx.flush_counts()?;
+        let mut gen = None;
+        if ctx.batch.wake {
+            gen = Some(
+                conn.prepare_cached("UPDATE wake SET gen = gen + 1 WHERE id = 1 RETURNING gen")
+                    .db()?
+                    .query_row([], |r| r.get::<_, i64>(0))
+                    .db()?,
+            );
+        }
+        exec(conn, "COMMIT")?;
+        Ok(gen)
+    })();
+    match body {
+        Ok(gen) => Ok(gen),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            ctx.batch.clear();
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Integration tests of the SQLite store: two processes on one file, durability, migrations
+//! and the query plans of the hot and listing queries.
+
+mod open;
+mod plans;
+mod two_process;
+
+use flexiq_core::{EnqueueOptions, NewJob};
+
+/// A fixed base clock (Unix ms).
+pub const T0: i64 = 1_700_000_000_000;
+
+/// A job of task `t` on `queue`.
+pub fn job_on(queue: &str) -> NewJob {
+    let opts = EnqueueOptions { queue: Some(queue.to_string()), ..Default::default() };
+    NewJob::build("t", b"p".to_vec(), opts, T0).unwrap()
+}

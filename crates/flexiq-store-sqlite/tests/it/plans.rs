@@ -1,0 +1,44 @@
+//! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup and the sweeps:
+//! index seeks only, no full table scans, no temporary b-trees for ordering.
+
+use flexiq_store_sqlite::plan::planned_queries;
+use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
+
+fn plan(conn: &rusqlite::Connection, sql: &str) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+    rows.collect::<rusqlite::Result<_>>().unwrap()
+}
+
+#[test]
+fn hot_and_listing_queries_are_index_seeks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plans.db");
+    drop(SqliteStore::open(&path, SqliteOptions::default()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let queries = planned_queries();
+    assert!(queries.len() >= 20, "every listing, the claim, the ack lookup and the sweeps are covered");
+    let mut bad = Vec::new();
+    for q in &queries {
+        let lines = plan(&conn, &q.sql);
+        let seeks = lines.iter().any(|l| l.starts_with("SEARCH"));
+        let scans = lines.iter().any(|l| l.starts_with("SCAN"));
+        let sorts = lines.iter().any(|l| l.contains("TEMP B-TREE"));
+        if !seeks || scans || sorts {
+            bad.push(format!("{}: {lines:?}", q.name));
+        }
+    }
+    assert!(bad.is_empty(), "queries that do not seek an index:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_claim_seeks_the_partial_claim_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claim.db");
+    drop(SqliteStore::open(&path, SqliteOptions::default()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for q in planned_queries().iter().filter(|q| q.name.starts_with("claim")) {
+        let lines = plan(&conn, &q.sql);
+        assert!(lines.iter().any(|l| l.contains("USING INDEX jobs_claim (ns=? AND queue=?)")), "{}: {lines:?}", q.name);
+    }
+}
