@@ -6,6 +6,14 @@
 //! 0 ok, 1 other failure, 2 usage or invalid argument, 3 not found, 4 conflict,
 //! 5 unsupported, 6 contract too old.
 
+/// `println!` that ignores a closed stdout (`flexiq jobs list | head -1`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod cli;
 pub mod commands;
 pub mod connect;
@@ -99,7 +107,6 @@ async fn dispatch(cli: Cli) -> CliResult {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +118,12 @@ mod tests {
             one_line(rendered),
             "the following required arguments were not provided: <--older-than <SECS>|--task <TASK>>"
         );
-        assert_eq!(one_line("error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n"), "unexpected argument '--x' found");
+        assert_eq!(
+            one_line(
+                "error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n"
+            ),
+            "unexpected argument '--x' found"
+        );
         assert_eq!(one_line(""), "invalid arguments");
     }
 }

@@ -22,7 +22,7 @@ impl Output {
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> CliResult {
         let text = serde_json::to_string_pretty(value)
             .map_err(|e| CliError::other(format!("cannot encode the answer as json: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
         Ok(())
     }
 

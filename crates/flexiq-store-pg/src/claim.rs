@@ -21,7 +21,7 @@ use crate::store::PgStore;
 
 /// Claim candidates: per eligible queue, the first `cap` claimable rows in claim order.
 /// `$5`/`$6` restrict to limited queues with their caps; otherwise only unlimited queues.
-fn claim_sql(limited: bool) -> String {
+pub(crate) fn claim_sql(limited: bool) -> String {
     let (queue_filter, cap) = if limited {
         ("AND q.queue = ANY($5::text[])", "c.cap")
     } else {

@@ -17,7 +17,7 @@ use crate::db::uid;
 use crate::row::{code, job, status, JOB_COLS};
 use crate::store::PgStore;
 
-type Param = Box<dyn ToSql + Sync + Send>;
+pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
 
 /// `AND ...` conditions for `f`, pushing parameters after the namespace (`$1`).
 fn filter_sql(f: &JobFilter, params: &mut Vec<Param>) -> String {
@@ -50,7 +50,7 @@ fn filter_sql(f: &JobFilter, params: &mut Vec<Param>) -> String {
     sql
 }
 
-fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+pub(crate) fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
     params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect()
 }
 
@@ -75,6 +75,26 @@ fn add_stats(map: &mut BTreeMap<String, Stats>, queue: String, st: i16, n: i64) 
 }
 
 impl PgStore {
+    /// The keyset page statement of `list_jobs_after` and its parameters.
+    pub(crate) fn keyset_sql(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<(String, Vec<Param>)> {
+        let lim = limit_of(limit)?;
+        let fp = filter.fingerprint();
+        let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
+        let mut cond = filter_sql(filter, &mut params);
+        if let Some(a) = after {
+            let (key, id) = cursor_pos(a, "jobs", fp)?;
+            params.push(Box::new(key));
+            params.push(Box::new(id));
+            cond.push_str(&format!(" AND (created_at, id) < (${}, ${})", params.len() - 1, params.len()));
+        }
+        params.push(Box::new(lim + 1));
+        let sql = self.sql(&format!(
+            "SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} ORDER BY created_at DESC, id DESC LIMIT ${}",
+            params.len()
+        ));
+        Ok((sql, params))
+    }
+
     async fn select_jobs(&self, what: &str, sql: &str, params: &[Param]) -> Result<Vec<Job>> {
         let c = self.conn().await?;
         c.rows(what, sql, &refs(params)).await?.iter().map(job).collect()
@@ -98,23 +118,9 @@ impl Inspect for PgStore {
     }
 
     async fn list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
-        let lim = limit_of(limit)?;
-        let fp = filter.fingerprint();
-        let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
-        let mut cond = filter_sql(filter, &mut params);
-        if let Some(a) = after {
-            let (key, id) = cursor_pos(a, "jobs", fp)?;
-            params.push(Box::new(key));
-            params.push(Box::new(id));
-            cond.push_str(&format!(" AND (created_at, id) < (${}, ${})", params.len() - 1, params.len()));
-        }
-        params.push(Box::new(lim + 1));
-        let sql = self.sql(&format!(
-            "SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} ORDER BY created_at DESC, id DESC LIMIT ${}",
-            params.len()
-        ));
+        let (sql, params) = self.keyset_sql(filter, limit, after)?;
         let rows = self.select_jobs("list jobs", &sql, &params).await?;
-        Ok(page_from_rows(rows, limit as usize, "jobs", fp, |j| (j.created_at, j.id.to_string())))
+        Ok(page_from_rows(rows, limit as usize, "jobs", filter.fingerprint(), |j| (j.created_at, j.id.to_string())))
     }
 
     async fn stats(&self, queue: Option<&str>) -> Result<Stats> {

@@ -17,6 +17,7 @@ mod db;
 mod dead;
 mod enqueue;
 mod error;
+mod explain;
 mod history;
 mod inspect;
 mod jobs;

@@ -27,7 +27,7 @@ pub(crate) const CHANNEL: &str = "flexiq";
 /// Longest a `wait_for_work` blocks before returning so the caller polls (ms).
 pub(crate) const WORK_POLL_MS: u64 = 1_000;
 /// Longest a `wait_for_job` blocks before returning so the caller re-reads the job (ms).
-pub(crate) const JOB_POLL_MS: u64 = 250;
+pub(crate) const JOB_POLL_MS: u64 = 1_000;
 const SEP: char = '\u{1f}';
 /// Stay under PostgreSQL's 8,000-byte payload limit.
 const MAX_PAYLOAD: usize = 7_000;

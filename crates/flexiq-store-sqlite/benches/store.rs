@@ -47,7 +47,10 @@ fn enqueue(c: &mut Criterion) {
                     let batch = jobs(N, "seq");
                     let start = Instant::now();
                     for j in batch {
-                        store.enqueue(EnqueueRequest { jobs: vec![j], max_pending: None, now: T0 }).await.unwrap();
+                        store
+                            .enqueue(EnqueueRequest { jobs: vec![j], max_pending: None, now: T0 })
+                            .await
+                            .unwrap();
                     }
                     total += start.elapsed();
                 }
@@ -130,12 +133,21 @@ fn claim_complete(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     let claimed = store
-                        .claim(ClaimRequest { queues: vec!["cc".into()], limit: BATCH, worker_id: "w".into(), now: T0 })
+                        .claim(ClaimRequest {
+                            queues: vec!["cc".into()],
+                            limit: BATCH,
+                            worker_id: "w".into(),
+                            now: T0,
+                        })
                         .await
                         .unwrap();
                     let acks = claimed
                         .into_iter()
-                        .map(|c| Ack { job_id: c.job.id, fence: c.fence, kind: AckKind::Complete { result: None } })
+                        .map(|c| Ack {
+                            job_id: c.job.id,
+                            fence: c.fence,
+                            kind: AckKind::Complete { result: None },
+                        })
                         .collect();
                     store.ack(acks, T0 + 1).await.unwrap();
                 }
@@ -209,13 +221,17 @@ fn deep(c: &mut Criterion) {
             Ok((r.get(0)?, r.get(1)?))
         })
         .unwrap();
-    let deep_cursor = Cursor { listing: "jobs".into(), filter_fp: filter.fingerprint(), sort_key, id }.encode();
+    let deep_cursor =
+        Cursor { listing: "jobs".into(), filter_fp: filter.fingerprint(), sort_key, id }.encode();
     let mut g = c.benchmark_group("store");
     g.bench_function(BenchmarkId::new("count_pending", DEEP_ROWS), |b| {
-        b.to_async(&rt).iter(|| async { assert_eq!(store.count_pending("deep").await.unwrap(), DEEP_ROWS as u64) })
+        b.to_async(&rt)
+            .iter(|| async { assert_eq!(store.count_pending("deep").await.unwrap(), DEEP_ROWS as u64) })
     });
     g.bench_function(BenchmarkId::new("keyset_page", "first"), |b| {
-        b.to_async(&rt).iter(|| async { assert_eq!(store.list_jobs_after(&filter, 100, None).await.unwrap().items.len(), 100) })
+        b.to_async(&rt).iter(|| async {
+            assert_eq!(store.list_jobs_after(&filter, 100, None).await.unwrap().items.len(), 100)
+        })
     });
     g.bench_function(BenchmarkId::new("keyset_page", "depth_1000000"), |b| {
         b.to_async(&rt).iter(|| async {

@@ -48,7 +48,9 @@ pub(crate) fn queue_row(conn: &Connection, ns: &str, queue: &str) -> Result<Queu
 /// Claimable queues of `ns` (those with pending or suspended jobs).
 pub(crate) fn claimable_queues(conn: &Connection, ns: &str) -> Result<Vec<String>> {
     let mut stmt = conn
-        .prepare_cached("SELECT DISTINCT queue FROM queue_counts WHERE ns = ?1 AND status IN (0, 6) AND n > 0")
+        .prepare_cached(
+            "SELECT DISTINCT queue FROM queue_counts WHERE ns = ?1 AND status IN (0, 6) AND n > 0",
+        )
         .db()?;
     let rows = stmt.query_map([ns], |r| r.get(0)).db()?;
     rows.collect::<rusqlite::Result<_>>().db()
@@ -155,7 +157,11 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
     }
     if queues.len() > 1 {
         found.sort_by(|a, b| {
-            b.job.priority.cmp(&a.job.priority).then(a.job.run_at.cmp(&b.job.run_at)).then(a.job.id.cmp(&b.job.id))
+            b.job
+                .priority
+                .cmp(&a.job.priority)
+                .then(a.job.run_at.cmp(&b.job.run_at))
+                .then(a.job.id.cmp(&b.job.id))
         });
         found.truncate(req.limit as usize);
     }

@@ -19,7 +19,9 @@ pub(crate) const PURGE_COMPLETED: &str = "SELECT rowid, id, queue FROM jobs
 
 fn ensure_queue(ctx: &WriteCtx<'_>, ns: &str, queue: &str) -> Result<()> {
     ctx.conn
-        .prepare_cached("INSERT INTO queue_state (ns, queue) VALUES (?1, ?2) ON CONFLICT (ns, queue) DO NOTHING")
+        .prepare_cached(
+            "INSERT INTO queue_state (ns, queue) VALUES (?1, ?2) ON CONFLICT (ns, queue) DO NOTHING",
+        )
         .db()?
         .execute((ns, queue))
         .db()?;
@@ -27,7 +29,12 @@ fn ensure_queue(ctx: &WriteCtx<'_>, ns: &str, queue: &str) -> Result<()> {
 }
 
 impl SqliteStore {
-    async fn update_queue(&self, queue: &str, sql: &'static str, value: rusqlite::types::Value) -> Result<()> {
+    async fn update_queue(
+        &self,
+        queue: &str,
+        sql: &'static str,
+        value: rusqlite::types::Value,
+    ) -> Result<()> {
         validate_name("queue name", queue)?;
         let (ns, q) = (self.ns(), queue.to_string());
         self.write(false, move |ctx| {
@@ -55,8 +62,9 @@ impl QueueControl for SqliteStore {
     async fn paused_queues(&self) -> Result<Vec<String>> {
         let ns = self.ns();
         self.read(move |conn| {
-            let mut stmt =
-                conn.prepare_cached("SELECT queue FROM queue_state WHERE ns = ?1 AND paused = 1 ORDER BY queue").db()?;
+            let mut stmt = conn
+                .prepare_cached("SELECT queue FROM queue_state WHERE ns = ?1 AND paused = 1 ORDER BY queue")
+                .db()?;
             let rows = stmt.query_map([&*ns], |r| r.get(0)).db()?;
             rows.collect::<rusqlite::Result<_>>().db()
         })
@@ -113,7 +121,9 @@ impl QueueControl for SqliteStore {
             let ids: Vec<String> = {
                 let mut stmt = ctx
                     .conn
-                    .prepare_cached("SELECT id FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6, 7)")
+                    .prepare_cached(
+                        "SELECT id FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6, 7)",
+                    )
                     .db()?;
                 let rows = stmt.query_map((&*ns, &q), |r| r.get(0)).db()?;
                 rows.collect::<rusqlite::Result<_>>().db()?
@@ -166,7 +176,8 @@ impl QueueControl for SqliteStore {
     async fn revoked_tasks(&self) -> Result<Vec<String>> {
         let ns = self.ns();
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached("SELECT task FROM revoked_tasks WHERE ns = ?1 ORDER BY task").db()?;
+            let mut stmt =
+                conn.prepare_cached("SELECT task FROM revoked_tasks WHERE ns = ?1 ORDER BY task").db()?;
             let rows = stmt.query_map([&*ns], |r| r.get(0)).db()?;
             rows.collect::<rusqlite::Result<_>>().db()
         })
@@ -177,10 +188,7 @@ impl QueueControl for SqliteStore {
         let ns = self.ns();
         self.write(false, move |ctx| {
             let rows: Vec<(i64, String, String)> = {
-                let mut stmt = ctx
-                    .conn
-                    .prepare_cached(PURGE_COMPLETED)
-                    .db()?;
+                let mut stmt = ctx.conn.prepare_cached(PURGE_COMPLETED).db()?;
                 let rows = stmt.query_map((&*ns, cutoff), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db()?;
                 rows.collect::<rusqlite::Result<_>>().db()?
             };

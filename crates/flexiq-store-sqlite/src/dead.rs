@@ -11,8 +11,7 @@ use crate::{enqueue, SqliteStore};
 /// The keyset listing name of dead letters.
 pub(crate) const DEAD_LISTING: &str = "dead_letters";
 
-const DEAD_COLS: &str =
-    "id, original_job_id, queue, task, payload, error, retry_count, failed_at, metadata";
+const DEAD_COLS: &str = "id, original_job_id, queue, task, payload, error, retry_count, failed_at, metadata";
 
 fn dead_from_row(r: &Row<'_>) -> rusqlite::Result<DeadJob> {
     Ok(DeadJob {
@@ -36,7 +35,9 @@ pub(crate) fn dead_page_sql(after: bool) -> String {
              ORDER BY failed_at DESC, id DESC LIMIT ?4"
         )
     } else {
-        format!("SELECT {DEAD_COLS} FROM dead_letters WHERE ns = ?1 ORDER BY failed_at DESC, id DESC LIMIT ?2")
+        format!(
+            "SELECT {DEAD_COLS} FROM dead_letters WHERE ns = ?1 ORDER BY failed_at DESC, id DESC LIMIT ?2"
+        )
     }
 }
 
@@ -117,7 +118,11 @@ impl DeadLetters for SqliteStore {
                 .ok_or_else(|| Error::NotFound { what: "dead letter", id: dead_id.clone() })?;
             let id = job.id.clone();
             enqueue::enqueue(ctx, &ns, &EnqueueRequest { jobs: vec![job], max_pending: None, now })?;
-            ctx.conn.prepare_cached("DELETE FROM dead_letters WHERE id = ?1").db()?.execute([&dead_id]).db()?;
+            ctx.conn
+                .prepare_cached("DELETE FROM dead_letters WHERE id = ?1")
+                .db()?
+                .execute([&dead_id])
+                .db()?;
             Ok(id)
         })
         .await

@@ -29,7 +29,10 @@ pub(crate) fn validate(jobs: &[NewJob]) -> Result<()> {
             )));
         }
         if j.run_at < 0 {
-            return Err(Error::invalid(format!("run_at {} of job {} is before the Unix epoch", j.run_at, j.id)));
+            return Err(Error::invalid(format!(
+                "run_at {} of job {} is before the Unix epoch",
+                j.run_at, j.id
+            )));
         }
         j.backoff.validate()?;
     }
@@ -149,7 +152,8 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
                 }
             })?;
         if !j.depends_on.is_empty() {
-            let mut edge = conn.prepare_cached("INSERT INTO job_deps (job_id, dep_id) VALUES (?1, ?2)").db()?;
+            let mut edge =
+                conn.prepare_cached("INSERT INTO job_deps (job_id, dep_id) VALUES (?1, ?2)").db()?;
             let mut flag = conn
                 .prepare_cached("UPDATE jobs SET has_dependents = 1 WHERE id = ?1 AND has_dependents = 0")
                 .db()?;

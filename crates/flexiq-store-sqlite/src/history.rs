@@ -3,8 +3,8 @@
 use flexiq_core::id::new_row_id;
 use flexiq_core::store::{EnqueueRequest, History};
 use flexiq_core::{
-    validate_limit, AckOutcome, Error, Fence, JobId, JobStatus, LogEntry, MetricRow, NewJob, Partial, ReplayEntry,
-    Result,
+    validate_limit, AckOutcome, Error, Fence, JobId, JobStatus, LogEntry, MetricRow, NewJob, Partial,
+    ReplayEntry, Result,
 };
 
 use crate::error::SqlResultExt;
@@ -43,7 +43,10 @@ impl History for SqliteStore {
 
     async fn publish_partial(&self, id: &JobId, data: Vec<u8>, now: i64) -> Result<u64> {
         if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!("partial of job {id} is {} bytes, over the payload limit", data.len())));
+            return Err(Error::invalid(format!(
+                "partial of job {id} is {} bytes, over the payload limit",
+                data.len()
+            )));
         }
         let (ns, id) = (self.ns(), id.clone());
         self.write(false, move |ctx| {
@@ -120,7 +123,12 @@ impl History for SqliteStore {
                 .db()?;
             let rows = stmt
                 .query_map((id.as_str(), &*ns), |r| {
-                    Ok(LogEntry { job_id: r.get(0)?, level: r.get(1)?, message: r.get(2)?, logged_at: r.get(3)? })
+                    Ok(LogEntry {
+                        job_id: r.get(0)?,
+                        level: r.get(1)?,
+                        message: r.get(2)?,
+                        logged_at: r.get(3)?,
+                    })
                 })
                 .db()?;
             rows.collect::<rusqlite::Result<_>>().db()

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use flexiq_core::cursor::{page_from_rows, Cursor};
 use flexiq_core::store::Inspect;
 use flexiq_core::{
-    validate_limit, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page, Result,
-    Stats,
+    validate_limit, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page,
+    Result, Stats,
 };
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
@@ -54,7 +54,12 @@ pub(crate) fn filter_sql(ns: &str, f: &JobFilter) -> (String, Vec<Value>) {
 }
 
 /// The SQL of a keyset page of jobs (`after` adds the seek bound).
-pub(crate) fn jobs_page_sql(ns: &str, f: &JobFilter, after: Option<&Cursor>, limit: u32) -> (String, Vec<Value>) {
+pub(crate) fn jobs_page_sql(
+    ns: &str,
+    f: &JobFilter,
+    after: Option<&Cursor>,
+    limit: u32,
+) -> (String, Vec<Value>) {
     let (mut clause, mut params) = filter_sql(ns, f);
     if let Some(c) = after {
         let n = params.len();
@@ -103,7 +108,9 @@ pub(crate) fn counts(conn: &Connection, ns: &str, queue: Option<&str>) -> Result
             "SELECT queue, status, n FROM queue_counts WHERE ns = ?1 AND (?2 IS NULL OR queue = ?2)",
         )
         .db()?;
-    let rows = stmt.query_map((ns, queue), |r| Ok((r.get::<_, String>(0)?, r.get::<_, u8>(1)?, r.get::<_, i64>(2)?))).db()?;
+    let rows = stmt
+        .query_map((ns, queue), |r| Ok((r.get::<_, String>(0)?, r.get::<_, u8>(1)?, r.get::<_, i64>(2)?)))
+        .db()?;
     let mut out: BTreeMap<String, Stats> = BTreeMap::new();
     for row in rows {
         let (q, code, n) = row.db()?;
@@ -180,7 +187,12 @@ impl Inspect for SqliteStore {
         .await
     }
 
-    async fn list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
+    async fn list_jobs_after(
+        &self,
+        filter: &JobFilter,
+        limit: u32,
+        after: Option<&str>,
+    ) -> Result<Page<Job>> {
         validate_limit(i64::from(limit))?;
         let fp = filter.fingerprint();
         let cursor = after.map(|a| Cursor::decode(a, JOBS_LISTING, fp)).transpose()?;
@@ -209,8 +221,10 @@ impl Inspect for SqliteStore {
 
     async fn stats_by_queue(&self) -> Result<BTreeMap<String, Stats>> {
         let ns = self.ns();
-        self.read(move |conn| Ok(counts(conn, &ns, None)?.into_iter().filter(|(_, s)| s.total() > 0).collect()))
-            .await
+        self.read(move |conn| {
+            Ok(counts(conn, &ns, None)?.into_iter().filter(|(_, s)| s.total() > 0).collect())
+        })
+        .await
     }
 
     async fn stats_all_queues(&self) -> Result<BTreeMap<String, Stats>> {
@@ -282,7 +296,11 @@ impl Inspect for SqliteStore {
                 "SELECT {JOB_COLS} FROM archived_jobs WHERE ns = ?1 AND finished_at IS NOT NULL
                  ORDER BY finished_at DESC, id DESC LIMIT ?2 OFFSET ?3"
             );
-            run(conn, &sql, &[Value::Text(ns.to_string()), Value::Integer(i64::from(limit)), offset_param(offset)])
+            run(
+                conn,
+                &sql,
+                &[Value::Text(ns.to_string()), Value::Integer(i64::from(limit)), offset_param(offset)],
+            )
         })
         .await
     }

@@ -1,8 +1,6 @@
 //! [`JobStore`]: enqueue, claim, fenced acks, leases, cancellation and lookups.
 
-use flexiq_core::store::{
-    Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore,
-};
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
 use flexiq_core::transition::Event;
 use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
 use rusqlite::Connection;
@@ -44,7 +42,14 @@ fn running_older_than(ctx: &WriteCtx<'_>, ns: &str, column: &str, cutoff: i64) -
     rows.collect::<rusqlite::Result<_>>().db()
 }
 
-fn sweep(ctx: &mut WriteCtx<'_>, ns: &str, column: &str, age_ms: u64, event: Event, now: i64) -> Result<Vec<JobId>> {
+fn sweep(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    column: &str,
+    age_ms: u64,
+    event: Event,
+    now: i64,
+) -> Result<Vec<JobId>> {
     let cutoff = now.saturating_sub(i64::try_from(age_ms).unwrap_or(i64::MAX));
     let mut out = Vec::new();
     for st in running_older_than(ctx, ns, column, cutoff)? {
@@ -105,7 +110,10 @@ impl JobStore for SqliteStore {
                             .db()?
                             .execute((st.rowid, now))
                             .db()?;
-                        HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: st.cancel_requested }
+                        HeartbeatReply {
+                            outcome: AckOutcome::Acknowledged,
+                            cancel_requested: st.cancel_requested,
+                        }
                     }
                     other => HeartbeatReply {
                         outcome: AckOutcome::Superseded,
@@ -121,14 +129,18 @@ impl JobStore for SqliteStore {
 
     async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let ns = self.ns();
-        self.write(false, move |ctx| sweep(ctx, &ns, "heartbeat_at", stale_after_ms, Event::HeartbeatLost, now))
-            .await
+        self.write(false, move |ctx| {
+            sweep(ctx, &ns, "heartbeat_at", stale_after_ms, Event::HeartbeatLost, now)
+        })
+        .await
     }
 
     async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let ns = self.ns();
-        self.write(false, move |ctx| sweep(ctx, &ns, "started_at", absolute_cap_ms, Event::RunawayExpired, now))
-            .await
+        self.write(false, move |ctx| {
+            sweep(ctx, &ns, "started_at", absolute_cap_ms, Event::RunawayExpired, now)
+        })
+        .await
     }
 
     async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {

@@ -47,7 +47,8 @@ fn retention(
                     conn.prepare_cached(&sql).db()?.execute((ns, cutoff)).db()? as u64
                 } else {
                     let sql = format!("SELECT COUNT(*) FROM {table} WHERE ns = ?1 AND {col} < ?2");
-                    conn.prepare_cached(&sql).db()?.query_row((ns, cutoff), |r| r.get::<_, i64>(0)).db()? as u64
+                    conn.prepare_cached(&sql).db()?.query_row((ns, cutoff), |r| r.get::<_, i64>(0)).db()?
+                        as u64
                 }
             }
         };
@@ -63,12 +64,10 @@ impl Maintenance for SqliteStore {
         let ns = self.ns();
         self.write(false, move |ctx| {
             let rows: Vec<(i64, String, String, u8)> = {
-                let mut stmt = ctx
-                    .conn
-                    .prepare_cached(ARCHIVE_SWEEP)
+                let mut stmt = ctx.conn.prepare_cached(ARCHIVE_SWEEP).db()?;
+                let rows = stmt
+                    .query_map((&*ns, cutoff, limit), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                     .db()?;
-                let rows =
-                    stmt.query_map((&*ns, cutoff, limit), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).db()?;
                 rows.collect::<rusqlite::Result<_>>().db()?
             };
             let copy = format!(
@@ -87,18 +86,27 @@ impl Maintenance for SqliteStore {
         .await
     }
 
-    async fn retention_counts(&self, windows: &RetentionWindows, now: i64) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention_counts(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         let (ns, windows) = (self.ns(), windows.clone());
         self.read(move |conn| retention(conn, &ns, &windows, now, false)).await
     }
 
-    async fn retention_purge(&self, windows: &RetentionWindows, now: i64) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention_purge(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         let (ns, windows) = (self.ns(), windows.clone());
         self.write(false, move |ctx| retention(ctx.conn, &ns, &windows, now, true)).await
     }
 
     async fn publish_effective_retention(&self, eff: &EffectiveRetention) -> Result<()> {
-        let body = serde_json::to_string(eff).map_err(|e| Error::invalid(format!("effective retention: {e}")))?;
+        let body =
+            serde_json::to_string(eff).map_err(|e| Error::invalid(format!("effective retention: {e}")))?;
         let ns = self.ns();
         self.write(false, move |ctx| {
             ctx.conn
@@ -124,8 +132,9 @@ impl Maintenance for SqliteStore {
                 .optional()
                 .db()?;
             body.map(|b| {
-                serde_json::from_str(&b)
-                    .map_err(|e| Error::backend(format!("stored effective retention of namespace {ns} is corrupt: {e}")))
+                serde_json::from_str(&b).map_err(|e| {
+                    Error::backend(format!("stored effective retention of namespace {ns} is corrupt: {e}"))
+                })
             })
             .transpose()
         })
@@ -146,7 +155,16 @@ impl Maintenance for SqliteStore {
                         started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at",
                 )
                 .db()?
-                .execute((&*ns, &info.id, &queues, info.concurrency, &info.host, info.pid, info.started_at, info.heartbeat_at))
+                .execute((
+                    &*ns,
+                    &info.id,
+                    &queues,
+                    info.concurrency,
+                    &info.host,
+                    info.pid,
+                    info.started_at,
+                    info.heartbeat_at,
+                ))
                 .db()?;
             Ok(())
         })
@@ -164,7 +182,15 @@ impl Maintenance for SqliteStore {
                 .db()?;
             let rows = stmt
                 .query_map([&*ns], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                    ))
                 })
                 .db()?;
             let mut out = Vec::new();
@@ -207,7 +233,11 @@ impl Schema for SqliteStore {
     async fn set_min_contract(&self, level: u32) -> Result<()> {
         let level = validate_new_floor(i64::from(level))?;
         self.write(false, move |ctx| {
-            ctx.conn.prepare_cached("UPDATE schema_meta SET contract_floor = ?1 WHERE id = 1").db()?.execute([level]).db()?;
+            ctx.conn
+                .prepare_cached("UPDATE schema_meta SET contract_floor = ?1 WHERE id = 1")
+                .db()?
+                .execute([level])
+                .db()?;
             Ok(())
         })
         .await

@@ -65,10 +65,7 @@ impl SqliteOptions {
             )));
         }
         if self.busy_timeout_ms > 3_600_000 {
-            return Err(Error::invalid(format!(
-                "busy_timeout_ms {} is over one hour",
-                self.busy_timeout_ms
-            )));
+            return Err(Error::invalid(format!("busy_timeout_ms {} is over one hour", self.busy_timeout_ms)));
         }
         Ok(())
     }

@@ -16,7 +16,8 @@ pub(crate) const JOB_COLS: &str = "id, ns, queue, task, payload, priority, statu
 
 fn status_at(r: &Row<'_>, i: usize) -> rusqlite::Result<JobStatus> {
     let code: u8 = r.get(i)?;
-    JobStatus::from_code(code).map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Integer, Box::new(e)))
+    JobStatus::from_code(code)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Integer, Box::new(e)))
 }
 
 /// Builds a job from [`JOB_COLS`] starting at column `o`; returns it with its `has_deps` flag
@@ -68,7 +69,8 @@ pub(crate) fn fill_deps(conn: &Connection, rows: Vec<(Job, bool)>) -> Result<Vec
 
 /// The ids a job depends on, sorted.
 pub(crate) fn deps_of(conn: &Connection, id: &str) -> Result<Vec<JobId>> {
-    let mut stmt = conn.prepare_cached("SELECT dep_id FROM job_deps WHERE job_id = ?1 ORDER BY dep_id").db()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT dep_id FROM job_deps WHERE job_id = ?1 ORDER BY dep_id").db()?;
     let rows = stmt.query_map([id], |r| r.get::<_, String>(0).map(JobId::from_trusted)).db()?;
     rows.collect::<rusqlite::Result<Vec<_>>>().db()
 }
@@ -77,7 +79,8 @@ pub(crate) fn deps_of(conn: &Connection, id: &str) -> Result<Vec<JobId>> {
 pub(crate) fn load_job(conn: &Connection, ns: &str, id: &str) -> Result<Option<Job>> {
     for table in ["jobs", "archived_jobs"] {
         let sql = format!("SELECT {JOB_COLS} FROM {table} WHERE id = ?1 AND ns = ?2");
-        let row = conn.prepare_cached(&sql).db()?.query_row((id, ns), |r| job_from_row(r, 0)).optional().db()?;
+        let row =
+            conn.prepare_cached(&sql).db()?.query_row((id, ns), |r| job_from_row(r, 0)).optional().db()?;
         if let Some(row) = row {
             return Ok(fill_deps(conn, vec![row])?.pop());
         }
@@ -148,11 +151,7 @@ pub(crate) fn state_sql() -> String {
 
 /// Loads the state of job `id` in `ns` from the hot table.
 pub(crate) fn load_state(conn: &Connection, ns: &str, id: &str) -> Result<Option<Loaded>> {
-    conn.prepare_cached(&state_sql())
-        .db()?
-        .query_row((id, ns), loaded_from_row)
-        .optional()
-        .db()
+    conn.prepare_cached(&state_sql()).db()?.query_row((id, ns), loaded_from_row).optional().db()
 }
 
 impl Loaded {

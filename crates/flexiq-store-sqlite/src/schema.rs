@@ -242,9 +242,11 @@ INSERT INTO wake (id, gen) VALUES (1, 0);
 /// The recorded (version, contract floor), or `None` on a file without flexiq's schema.
 pub(crate) fn read_meta(conn: &Connection) -> Result<Option<(u32, u32)>> {
     let exists: bool = conn
-        .query_row("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta')", [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta')",
+            [],
+            |r| r.get(0),
+        )
         .db()?;
     if !exists {
         return Ok(None);

@@ -52,7 +52,9 @@ impl Settings for SqliteStore {
             let n = match &expected {
                 None => ctx
                     .conn
-                    .prepare_cached("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING")
+                    .prepare_cached(
+                        "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+                    )
                     .db()?
                     .execute((&key, &value))
                     .db()?,
@@ -72,7 +74,8 @@ impl Settings for SqliteStore {
         validate_setting_key(key)?;
         let key = key.to_string();
         self.write(false, move |ctx| {
-            let n = ctx.conn.prepare_cached("DELETE FROM settings WHERE key = ?1").db()?.execute([&key]).db()?;
+            let n =
+                ctx.conn.prepare_cached("DELETE FROM settings WHERE key = ?1").db()?.execute([&key]).db()?;
             Ok(n > 0)
         })
         .await
@@ -141,7 +144,9 @@ impl Leadership for SqliteStore {
                 "SELECT name, holder, expires_at FROM leases WHERE ns = ?1 AND name = ?2 AND expires_at > ?3",
             )
             .db()?
-            .query_row((&*ns, &name, now), |r| Ok(Lease { name: r.get(0)?, holder: r.get(1)?, expires_at: r.get(2)? }))
+            .query_row((&*ns, &name, now), |r| {
+                Ok(Lease { name: r.get(0)?, holder: r.get(1)?, expires_at: r.get(2)? })
+            })
             .optional()
             .db()
         })

@@ -73,7 +73,10 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.h.core.path).field("namespace", &&*self.h.ns).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.h.core.path)
+            .field("namespace", &&*self.h.ns)
+            .finish()
     }
 }
 
@@ -155,7 +158,12 @@ impl SqliteStore {
         core.handles.fetch_add(1, Ordering::AcqRel);
         let gen = core.hub.work_gen();
         SqliteStore {
-            h: Arc::new(Handle { core, ns: Arc::from(ns), closed: AtomicBool::new(false), seen_gen: AtomicU64::new(gen) }),
+            h: Arc::new(Handle {
+                core,
+                ns: Arc::from(ns),
+                closed: AtomicBool::new(false),
+                seen_gen: AtomicU64::new(gen),
+            }),
         }
     }
 

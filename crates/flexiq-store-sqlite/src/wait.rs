@@ -47,11 +47,8 @@ pub(crate) fn next_due(conn: &Connection, ns: &str, queues: &[String], now: i64)
                 .optional()
                 .db()?;
             let Some(p) = p else { break };
-            let t: Option<i64> = conn
-                .prepare_cached(NEXT_RUN_AT)
-                .db()?
-                .query_row((ns, q, p, now), |r| r.get(0))
-                .db()?;
+            let t: Option<i64> =
+                conn.prepare_cached(NEXT_RUN_AT).db()?.query_row((ns, q, p, now), |r| r.get(0)).db()?;
             if let Some(t) = t {
                 consider(t);
             }

@@ -112,9 +112,8 @@ impl Hub {
 /// Starts the cross-process watcher on its own connection.
 pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<()> {
     thread::Builder::new().name("flexiq-sqlite-watch".into()).spawn(move || {
-        let read = |sql: &str| -> Option<i64> {
-            conn.prepare_cached(sql).ok()?.query_row([], |r| r.get(0)).ok()
-        };
+        let read =
+            |sql: &str| -> Option<i64> { conn.prepare_cached(sql).ok()?.query_row([], |r| r.get(0)).ok() };
         let mut version = read("PRAGMA data_version");
         let mut gen = read("SELECT gen FROM wake WHERE id = 1");
         while !hub.stop.load(Ordering::Acquire) {

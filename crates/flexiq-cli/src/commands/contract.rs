@@ -68,17 +68,17 @@ pub async fn migrate(g: &GlobalArgs, out: Output) -> CliResult {
     let s = &v.summary;
     out.emit(&v, || {
         if s.schemaless {
-            println!("the {} store keeps no schema: nothing to migrate", q.backend());
+            outln!("the {} store keeps no schema: nothing to migrate", q.backend());
         } else if v.migrated_on_open {
-            println!("storage migrated to the current schema as it was opened");
+            outln!("storage migrated to the current schema as it was opened");
         } else if s.applied.is_empty() && s.workflow_applied.is_empty() {
-            println!("schema already current");
+            outln!("schema already current");
         } else {
-            println!("applied versions: {}", list(&s.applied));
-            println!("applied workflow versions: {}", list(&s.workflow_applied));
+            outln!("applied versions: {}", list(&s.applied));
+            outln!("applied workflow versions: {}", list(&s.workflow_applied));
         }
         if s.archived_jobs > 0 {
-            println!("archived {} jobs from the backlog", s.archived_jobs);
+            outln!("archived {} jobs from the backlog", s.archived_jobs);
         }
     })
 }
@@ -90,7 +90,7 @@ pub async fn run(g: &GlobalArgs, cmd: ContractCmd, out: Output) -> CliResult {
         ContractCmd::Show => {
             let floor = q.min_contract().await?;
             out.emit(&json!({ "floor": floor, "build_level": CONTRACT_LEVEL }), || {
-                println!("contract floor {floor}; this build speaks level {CONTRACT_LEVEL}");
+                outln!("contract floor {floor}; this build speaks level {CONTRACT_LEVEL}");
             })
         }
         ContractCmd::Raise { level } => {
@@ -104,7 +104,7 @@ pub async fn run(g: &GlobalArgs, cmd: ContractCmd, out: Output) -> CliResult {
             q.set_min_contract(level).await?;
             let now = q.min_contract().await?;
             out.emit(&json!({ "floor": now, "build_level": CONTRACT_LEVEL }), || {
-                println!("contract floor raised from {floor} to {now}");
+                outln!("contract floor raised from {floor} to {now}");
             })
         }
     }

@@ -88,24 +88,24 @@ pub async fn run(g: &GlobalArgs, cmd: DlqCmd, out: Output) -> CliResult {
             };
             let view = PageView { items: items.iter().map(DeadView::from).collect(), next_cursor };
             out.emit(&view, || {
-                println!("{}", dead_table(&view.items));
+                outln!("{}", dead_table(&view.items));
                 match &view.next_cursor {
-                    Some(c) => println!("{} dead letters; next page: --after {c}", view.items.len()),
-                    None => println!("{} dead letters; last page", view.items.len()),
+                    Some(c) => outln!("{} dead letters; next page: --after {c}", view.items.len()),
+                    None => outln!("{} dead letters; last page", view.items.len()),
                 }
             })
         }
         DlqCmd::Retry { id } => {
             let job_id = q.retry_dead(&id).await?;
             out.emit(&json!({ "dead_id": id, "job_id": job_id.as_str() }), || {
-                println!("dead letter {id} re-enqueued as job {job_id}");
+                outln!("dead letter {id} re-enqueued as job {job_id}");
             })
         }
         DlqCmd::Delete { id } => {
             if !q.delete_dead(&id).await? {
                 return Err(CliError::not_found(format!("dead letter {id} not found")));
             }
-            out.emit(&json!({ "deleted": id }), || println!("dead letter {id} deleted"))
+            out.emit(&json!({ "deleted": id }), || outln!("dead letter {id} deleted"))
         }
         DlqCmd::Purge { older_than, task } => {
             let deleted = match (older_than, task) {
@@ -113,7 +113,7 @@ pub async fn run(g: &GlobalArgs, cmd: DlqCmd, out: Output) -> CliResult {
                 (None, Some(task)) => q.purge_dead_by_task(&task).await?,
                 _ => return Err(CliError::invalid("give either --older-than or --task")),
             };
-            out.emit(&json!({ "deleted": deleted }), || println!("{deleted} dead letters deleted"))
+            out.emit(&json!({ "deleted": deleted }), || outln!("{deleted} dead letters deleted"))
         }
     }
 }

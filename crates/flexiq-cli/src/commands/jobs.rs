@@ -57,7 +57,10 @@ pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
             let filter = JobFilter { status, queue, task, ..Default::default() };
             let q = open(g, Open::Existing).await?;
             let page = q.list_jobs_after(&filter, limit, after.as_deref()).await?;
-            let view = PageView { items: page.items.iter().map(JobView::from).collect(), next_cursor: page.next_cursor };
+            let view = PageView {
+                items: page.items.iter().map(JobView::from).collect(),
+                next_cursor: page.next_cursor,
+            };
             out.emit(&view, || print_page(&view))
         }
         JobsCmd::Show { id } => show(g, &id, out).await,
@@ -65,7 +68,8 @@ pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
 }
 
 fn print_page(page: &PageView) {
-    let mut t = table(["id", "queue", "task", "status", "attempt", "created", "run at", "finished", "last error"]);
+    let mut t =
+        table(["id", "queue", "task", "status", "attempt", "created", "run at", "finished", "last error"]);
     for j in &page.items {
         t.add_row(vec![
             j.id.clone(),
@@ -79,10 +83,10 @@ fn print_page(page: &PageView) {
             short(&opt_text(j.last_error.as_deref()), 40),
         ]);
     }
-    println!("{t}");
+    outln!("{t}");
     match &page.next_cursor {
-        Some(c) => println!("{} jobs; next page: --after {c}", page.items.len()),
-        None => println!("{} jobs; last page", page.items.len()),
+        Some(c) => outln!("{} jobs; next page: --after {c}", page.items.len()),
+        None => outln!("{} jobs; last page", page.items.len()),
     }
 }
 
@@ -129,19 +133,19 @@ fn print_job(v: &ShowView) {
     for (k, val) in rows {
         t.add_row(vec![k.to_string(), val]);
     }
-    println!("{t}");
+    outln!("{t}");
     if !v.errors.is_empty() {
         let mut e = table(["attempt", "failed at", "error"]);
         for err in &v.errors {
             e.add_row(vec![err.attempt.to_string(), time(err.failed_at), short(&err.error, 80)]);
         }
-        println!("failed attempts:\n{e}");
+        outln!("failed attempts:\n{e}");
     }
     if !v.dag.edges.is_empty() {
         let mut d = table(["job", "task", "status"]);
         for n in &v.dag.nodes {
             d.add_row(vec![n.id.clone(), n.task.clone(), n.status.to_string()]);
         }
-        println!("dependency graph ({} edges):\n{d}", v.dag.edges.len());
+        outln!("dependency graph ({} edges):\n{d}", v.dag.edges.len());
     }
 }

@@ -50,19 +50,19 @@ pub async fn run(g: &GlobalArgs, cmd: QueueCmd, out: Output) -> CliResult {
     match cmd {
         QueueCmd::Pause { queue } => {
             q.pause(&queue).await?;
-            out.emit(&json!({ "queue": queue, "paused": true }), || println!("queue {queue} paused"))
+            out.emit(&json!({ "queue": queue, "paused": true }), || outln!("queue {queue} paused"))
         }
         QueueCmd::Resume { queue } => {
             q.resume(&queue).await?;
-            out.emit(&json!({ "queue": queue, "paused": false }), || println!("queue {queue} resumed"))
+            out.emit(&json!({ "queue": queue, "paused": false }), || outln!("queue {queue} resumed"))
         }
         QueueCmd::Paused => {
             let paused = q.paused_queues().await?;
             out.emit(&paused, || {
                 if paused.is_empty() {
-                    println!("no paused queues");
+                    outln!("no paused queues");
                 } else {
-                    paused.iter().for_each(|p| println!("{p}"));
+                    paused.iter().for_each(|p| outln!("{p}"));
                 }
             })
         }
@@ -75,8 +75,8 @@ pub async fn run(g: &GlobalArgs, cmd: QueueCmd, out: Output) -> CliResult {
             let cfg = q.queue_config(&queue).await?;
             let shown = cfg.rate_limit.map(|r| r.to_string());
             out.emit(&json!({ "queue": queue, "rate_limit": shown }), || match &shown {
-                Some(r) => println!("queue {queue} rate limit set to {r}"),
-                None => println!("queue {queue} has no rate limit"),
+                Some(r) => outln!("queue {queue} rate limit set to {r}"),
+                None => outln!("queue {queue} has no rate limit"),
             })
         }
         QueueCmd::Concurrency { queue, max } => {
@@ -84,14 +84,16 @@ pub async fn run(g: &GlobalArgs, cmd: QueueCmd, out: Output) -> CliResult {
                 q.clear_queue_concurrency(&queue).await?;
             } else {
                 let n: i64 = max.trim().parse().map_err(|_| {
-                    CliError::invalid(format!("concurrency {max:?} of queue {queue} is not a whole number or off"))
+                    CliError::invalid(format!(
+                        "concurrency {max:?} of queue {queue} is not a whole number or off"
+                    ))
                 })?;
                 q.set_queue_concurrency(&queue, n).await?;
             }
             let cfg = q.queue_config(&queue).await?;
             out.emit(&json!({ "queue": queue, "concurrency": cfg.concurrency }), || match cfg.concurrency {
-                Some(n) => println!("queue {queue} runs at most {n} jobs at once"),
-                None => println!("queue {queue} has no concurrency cap"),
+                Some(n) => outln!("queue {queue} runs at most {n} jobs at once"),
+                None => outln!("queue {queue} has no concurrency cap"),
             })
         }
     }

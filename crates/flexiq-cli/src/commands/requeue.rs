@@ -22,5 +22,5 @@ pub async fn run(g: &GlobalArgs, id: &str, out: Output) -> CliResult {
             code: EXIT_CONFLICT,
         });
     }
-    out.emit(&json!({ "job_id": id, "requeued": true }), || println!("job {id} requeued (pending again)"))
+    out.emit(&json!({ "job_id": id, "requeued": true }), || outln!("job {id} requeued (pending again)"))
 }

@@ -49,8 +49,9 @@ impl WindowArgs {
         let mut r = Retention::default();
         for (t, secs) in given {
             if let Some(s) = secs {
-                let s = u64::try_from(s)
-                    .map_err(|_| CliError::invalid(format!("retention window for {t} must be 1 s or more, got {s}")))?;
+                let s = u64::try_from(s).map_err(|_| {
+                    CliError::invalid(format!("retention window for {t} must be 1 s or more, got {s}"))
+                })?;
                 r.set(t, Some(s));
             }
         }
@@ -78,7 +79,10 @@ fn window(ms: Option<u64>) -> String {
     }
 }
 
-fn windows_table(w: &RetentionWindows, counts: Option<&std::collections::BTreeMap<RetentionTable, u64>>) -> String {
+fn windows_table(
+    w: &RetentionWindows,
+    counts: Option<&std::collections::BTreeMap<RetentionTable, u64>>,
+) -> String {
     let mut header = vec!["table", "window"];
     if counts.is_some() {
         header.push("rows to delete");
@@ -103,20 +107,28 @@ pub async fn run(g: &GlobalArgs, cmd: RetentionCmd, out: Output) -> CliResult {
             let p = q.dry_run_retention(candidate).await?;
             out.emit(&p, || {
                 let source = if p.defaulted { "recommended windows" } else { "given windows" };
-                println!("retention preview of namespace {} at {} ({source})", p.namespace, time(p.reference_time));
-                println!("{}", windows_table(&p.windows, Some(&p.counts)));
-                println!("{} rows would be deleted", p.total);
+                outln!(
+                    "retention preview of namespace {} at {} ({source})",
+                    p.namespace,
+                    time(p.reference_time)
+                );
+                outln!("{}", windows_table(&p.windows, Some(&p.counts)));
+                outln!("{} rows would be deleted", p.total);
             })
         }
         RetentionCmd::Effective => {
             let q = open(g, Open::Existing).await?;
             let eff = q.effective_retention().await?;
             out.emit(&eff, || match &eff {
-                None => println!("no worker has swept namespace {} yet", q.namespace()),
+                None => outln!("no worker has swept namespace {} yet", q.namespace()),
                 Some(e) => {
                     let state = if e.enabled { "enabled" } else { "disabled" };
-                    println!("retention {state} in namespace {}, reported at {}", e.namespace, time(e.reported_at));
-                    println!("{}", windows_table(&e.windows, None));
+                    outln!(
+                        "retention {state} in namespace {}, reported at {}",
+                        e.namespace,
+                        time(e.reported_at)
+                    );
+                    outln!("{}", windows_table(&e.windows, None));
                 }
             })
         }

@@ -45,8 +45,11 @@ pub async fn run(g: &GlobalArgs, cmd: SettingsCmd, out: Output) -> CliResult {
     let q = open(g, Open::Existing).await?;
     match cmd {
         SettingsCmd::Get { key } => {
-            let value = q.get_setting(&key).await?.ok_or_else(|| CliError::not_found(format!("setting {key} not found")))?;
-            out.emit(&json!({ "key": key, "value": value }), || println!("{value}"))
+            let value = q
+                .get_setting(&key)
+                .await?
+                .ok_or_else(|| CliError::not_found(format!("setting {key} not found")))?;
+            out.emit(&json!({ "key": key, "value": value }), || outln!("{value}"))
         }
         SettingsCmd::Set { key, value, force } => {
             if is_reserved_setting(&key) && !force {
@@ -56,26 +59,26 @@ pub async fn run(g: &GlobalArgs, cmd: SettingsCmd, out: Output) -> CliResult {
                 )));
             }
             q.set_setting(&key, &value).await?;
-            out.emit(&json!({ "key": key, "value": value }), || println!("setting {key} set"))
+            out.emit(&json!({ "key": key, "value": value }), || outln!("setting {key} set"))
         }
         SettingsCmd::Delete { key } => {
             if !q.delete_setting(&key).await? {
                 return Err(CliError::not_found(format!("setting {key} not found")));
             }
-            out.emit(&json!({ "deleted": key }), || println!("setting {key} deleted"))
+            out.emit(&json!({ "deleted": key }), || outln!("setting {key} deleted"))
         }
         SettingsCmd::List => {
             let all = q.list_settings().await?;
             out.emit(&all, || {
                 if all.is_empty() {
-                    println!("no settings");
+                    outln!("no settings");
                     return;
                 }
                 let mut t = table(["key", "value"]);
                 for (k, v) in &all {
                     t.add_row(vec![k.clone(), short(v, 80)]);
                 }
-                println!("{t}");
+                outln!("{t}");
             })
         }
     }

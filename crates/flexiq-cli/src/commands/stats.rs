@@ -117,9 +117,9 @@ pub async fn run(g: &GlobalArgs, only: Option<&str>, out: Output) -> CliResult {
     let rows = collect(&q, only).await?;
     out.emit(&rows, || {
         if rows.is_empty() {
-            println!("no queues in namespace {}", q.namespace());
+            outln!("no queues in namespace {}", q.namespace());
         } else {
-            println!("{}", stats_table(&rows));
+            outln!("{}", stats_table(&rows));
         }
     })
 }

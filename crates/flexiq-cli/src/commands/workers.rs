@@ -11,7 +11,7 @@ pub async fn run(g: &GlobalArgs, out: Output) -> CliResult {
     let workers = q.list_workers().await?;
     out.emit(&workers, || {
         if workers.is_empty() {
-            println!("no workers registered in namespace {}", q.namespace());
+            outln!("no workers registered in namespace {}", q.namespace());
             return;
         }
         let mut t = table(["id", "host", "pid", "queues", "concurrency", "started", "last heartbeat"]);
@@ -27,6 +27,6 @@ pub async fn run(g: &GlobalArgs, out: Output) -> CliResult {
                 time(w.heartbeat_at),
             ]);
         }
-        println!("{t}");
+        outln!("{t}");
     })
 }

@@ -13,8 +13,15 @@ use flexiq_runtime::{HandlerError, HandlerResult, JobContext, Worker};
 use crate::demo::workload::{Behaviour, DemoPayload, CHAIN_TASKS, POISON_TASK};
 
 /// Every task the demo enqueues.
-pub const TASKS: [&str; 7] =
-    ["email.send", "image.resize", "report.render", POISON_TASK, CHAIN_TASKS[0], CHAIN_TASKS[1], CHAIN_TASKS[2]];
+pub const TASKS: [&str; 7] = [
+    "email.send",
+    "image.resize",
+    "report.render",
+    POISON_TASK,
+    CHAIN_TASKS[0],
+    CHAIN_TASKS[1],
+    CHAIN_TASKS[2],
+];
 
 /// Registers the demo handler for every demo task.
 pub fn register_all(worker: &mut Worker) -> flexiq_runtime::Result<()> {
@@ -25,8 +32,9 @@ pub fn register_all(worker: &mut Worker) -> flexiq_runtime::Result<()> {
 }
 
 async fn handle(ctx: JobContext) -> HandlerResult {
-    let p: DemoPayload = serde_json::from_slice(ctx.payload())
-        .map_err(|e| HandlerError::fatal(format!("job {} has a payload the demo cannot read: {e}", ctx.id())))?;
+    let p: DemoPayload = serde_json::from_slice(ctx.payload()).map_err(|e| {
+        HandlerError::fatal(format!("job {} has a payload the demo cannot read: {e}", ctx.id()))
+    })?;
     tokio::time::sleep(Duration::from_millis(p.work_ms)).await;
     if CHAIN_TASKS.contains(&ctx.task()) {
         check_dependencies(&ctx).await?;

@@ -62,15 +62,18 @@ struct Settings {
 }
 
 fn validate(args: &DemoArgs) -> CliResult<Settings> {
-    let jobs = u64::try_from(args.jobs)
-        .ok()
-        .filter(|n| (MIN_JOBS..=MAX_JOBS).contains(n))
-        .ok_or_else(|| CliError::invalid(format!("--jobs {} must be between {MIN_JOBS} and {MAX_JOBS}", args.jobs)))?;
+    let jobs =
+        u64::try_from(args.jobs).ok().filter(|n| (MIN_JOBS..=MAX_JOBS).contains(n)).ok_or_else(|| {
+            CliError::invalid(format!("--jobs {} must be between {MIN_JOBS} and {MAX_JOBS}", args.jobs))
+        })?;
     let concurrency = u32::try_from(args.concurrency)
         .ok()
         .filter(|n| (1..=MAX_CONCURRENCY).contains(n))
         .ok_or_else(|| {
-            CliError::invalid(format!("--concurrency {} must be between 1 and {MAX_CONCURRENCY}", args.concurrency))
+            CliError::invalid(format!(
+                "--concurrency {} must be between 1 and {MAX_CONCURRENCY}",
+                args.concurrency
+            ))
         })?;
     if args.timeout <= 0 {
         return Err(CliError::invalid(format!("--timeout {} s must be positive", args.timeout)));
@@ -81,7 +84,10 @@ fn validate(args: &DemoArgs) -> CliResult<Settings> {
 /// Removes an SQLite file and its WAL / shared-memory companions.
 fn recreate(path: &Path) -> CliResult {
     if path.is_dir() {
-        return Err(CliError::invalid(format!("--db {} is a directory, not a database file", path.display())));
+        return Err(CliError::invalid(format!(
+            "--db {} is a directory, not a database file",
+            path.display()
+        )));
     }
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = path.as_os_str().to_owned();
@@ -101,14 +107,19 @@ fn target(g: &GlobalArgs, args: &DemoArgs) -> CliResult<Target> {
     match (&g.url, &args.db) {
         (Some(_), Some(_)) => Err(CliError::invalid("give --db or --url, not both")),
         (Some(url), None) => {
-            let ns = namespace(g).unwrap_or_else(|| format!("demo-{}", JobId::new().as_str().replace('-', "")));
+            let ns =
+                namespace(g).unwrap_or_else(|| format!("demo-{}", JobId::new().as_str().replace('-', "")));
             Ok(Target { url: url.clone(), label: url.clone(), namespace: ns })
         }
         (None, db) => {
             let path = db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
             recreate(&path)?;
             let ns = namespace(g).unwrap_or_else(|| flexiq_core::options::DEFAULT_NAMESPACE.to_string());
-            Ok(Target { url: format!("sqlite://{}", path.display()), label: path.display().to_string(), namespace: ns })
+            Ok(Target {
+                url: format!("sqlite://{}", path.display()),
+                label: path.display().to_string(),
+                namespace: ns,
+            })
         }
     }
 }
@@ -142,13 +153,16 @@ pub async fn run(g: &GlobalArgs, args: &DemoArgs, out: Output) -> CliResult {
     let already = q.stats().await?.total();
     if already > 0 {
         return Err(CliError {
-            message: format!("namespace {} already holds {already} jobs: the demo needs an empty one", t.namespace),
+            message: format!(
+                "namespace {} already holds {already} jobs: the demo needs an empty one",
+                t.namespace
+            ),
             code: EXIT_CONFLICT,
         });
     }
     let w = workload::plan(settings.jobs);
     if !out.json {
-        println!(
+        outln!(
             "flexiq demo: {} jobs on {} ({} store, namespace {}), {} handlers at once",
             settings.jobs,
             t.label,

@@ -24,7 +24,7 @@ fn bar(total: u64, visible: bool) -> ProgressBar {
     let target = if visible { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
     let pb = ProgressBar::with_draw_target(Some(total), target);
     let style = ProgressStyle::with_template(
-        "{spinner:.green} {elapsed_precise} [{wide_bar:.cyan/blue}] {pos}/{len} finished ({per_sec}) {msg}",
+        "{spinner:.green} {elapsed:>3} [{bar:20.cyan/blue}] {pos}/{len} done · {msg}",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
     .progress_chars("=> ");
@@ -39,14 +39,13 @@ pub async fn watch(q: &Queue, total: u64, timeout: Duration, visible: bool) -> C
     loop {
         let s = q.stats().await?;
         let done = terminal(&s);
-        pb.set_position(done.min(total));
         pb.set_message(format!(
-            "running {} · waiting {} · completed {} · dead {}",
+            "{} running · {} waiting · {} dead",
             s.running,
             s.pending + s.waiting + s.suspended,
-            s.completed,
             s.dead
         ));
+        pb.set_position(done.min(total));
         if done >= total {
             pb.finish();
             return Ok(());

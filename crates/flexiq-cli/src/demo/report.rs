@@ -119,7 +119,9 @@ async fn chains_in_order(q: &Queue, chains: &[[JobId; 3]]) -> CliResult<u64> {
         for id in chain {
             links.push(q.get_job(id.as_str()).await?);
         }
-        let in_order = links.iter().all(|j| j.as_ref().is_some_and(|j| j.status == flexiq_core::JobStatus::Completed))
+        let in_order = links
+            .iter()
+            .all(|j| j.as_ref().is_some_and(|j| j.status == flexiq_core::JobStatus::Completed))
             && links.windows(2).all(|w| match (&w[0], &w[1]) {
                 (Some(a), Some(b)) => matches!((a.finished_at, b.started_at), (Some(f), Some(s)) if s >= f),
                 _ => false,
@@ -153,7 +155,11 @@ pub async fn build(
         check("jobs completed", e.completed, stats.completed),
         check("jobs dead", e.dead, stats.dead),
         check("jobs failed, cancelled or unfinished", 0, stats.total() - stats.completed - stats.dead),
-        check("dead letters of webhook.deliver", e.dead, dead.iter().filter(|d| d.task_name == POISON_TASK).count() as u64),
+        check(
+            "dead letters of webhook.deliver",
+            e.dead,
+            dead.iter().filter(|d| d.task_name == POISON_TASK).count() as u64,
+        ),
         check("dead letters in all", e.dead, dead.len() as u64),
         check("successful executions in metrics", e.successful_executions, successes),
         check("failed executions in metrics", e.failed_executions, failures),
@@ -188,14 +194,14 @@ pub async fn build(
 /// Prints the report: tables, or one JSON document.
 pub fn print(r: &Report, out: Output) -> CliResult {
     out.emit(r, || {
-        println!(
+        outln!(
             "\n{} jobs finished in {:.2} s ({:.0} jobs/s); enqueued in {} ms",
             r.expected.jobs,
             r.run_ms as f64 / 1_000.0,
             r.jobs_per_sec,
             r.enqueue_ms
         );
-        println!("\nqueues:\n{}", stats_table(&r.queues));
+        outln!("\nqueues:\n{}", stats_table(&r.queues));
         let mut m = table(["task", "count", "success", "failure", "avg ms", "p50 ms", "p95 ms", "p99 ms"]);
         for (task, a) in &r.metrics {
             m.add_row(vec![
@@ -209,8 +215,8 @@ pub fn print(r: &Report, out: Output) -> CliResult {
                 ms(a.p99_ms),
             ]);
         }
-        println!("\nmetrics per task (one row per attempt):\n{m}");
-        println!("\ndead letters ({}):\n{}", r.dead_letters.len(), dead_table(&r.dead_letters));
+        outln!("\nmetrics per task (one row per attempt):\n{m}");
+        outln!("\ndead letters ({}):\n{}", r.dead_letters.len(), dead_table(&r.dead_letters));
         let mut c = table(["check", "expected", "actual", "result"]);
         for k in &r.checks {
             c.add_row(vec![
@@ -220,9 +226,9 @@ pub fn print(r: &Report, out: Output) -> CliResult {
                 if k.ok { "ok" } else { "FAILED" }.to_string(),
             ]);
         }
-        println!("\nchecks:\n{c}");
+        outln!("\nchecks:\n{c}");
         if r.ok {
-            println!("every job ended as scripted");
+            outln!("every job ended as scripted");
         }
     })
 }

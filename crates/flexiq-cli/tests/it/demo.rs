@@ -8,7 +8,17 @@ fn demo_runs_a_small_workload_and_prints_the_report() {
     let db = dir.path().join("demo.db");
     let db = db.to_str().unwrap();
     let run = flexiq(&["demo", "--jobs", "60", "--concurrency", "8", "--db", db]).ok();
-    for needle in ["queues:", "emails", "images", "reports", "metrics per task", "p99 ms", "webhook.deliver", "dead letters (1)", "every job ended as scripted"] {
+    for needle in [
+        "queues:",
+        "emails",
+        "images",
+        "reports",
+        "metrics per task",
+        "p99 ms",
+        "webhook.deliver",
+        "dead letters (1)",
+        "every job ended as scripted",
+    ] {
         assert!(run.stdout.contains(needle), "missing {needle:?} in:\n{}", run.stdout);
     }
     // The file is recreated on every run: a second run starts from an empty store again.
@@ -41,7 +51,8 @@ fn demo_refuses_a_namespace_that_holds_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("ns.db").display());
     flexiq(&["demo", "--jobs", "20", "--json", "--url", &url, "--namespace", "mine"]).ok();
-    flexiq(&["demo", "--jobs", "20", "--url", &url, "--namespace", "mine"]).fails(4, "namespace mine already holds 20 jobs");
+    flexiq(&["demo", "--jobs", "20", "--url", &url, "--namespace", "mine"])
+        .fails(4, "namespace mine already holds 20 jobs");
 }
 
 #[test]

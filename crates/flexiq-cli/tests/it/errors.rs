@@ -14,7 +14,19 @@ fn usage_errors_exit_2_with_one_line() {
 #[test]
 fn help_and_version_exit_0() {
     let help = flexiq(&["--help"]).ok();
-    for cmd in ["demo", "stats", "jobs", "dlq", "queue", "requeue", "migrate", "contract", "retention", "settings", "workers"] {
+    for cmd in [
+        "demo",
+        "stats",
+        "jobs",
+        "dlq",
+        "queue",
+        "requeue",
+        "migrate",
+        "contract",
+        "retention",
+        "settings",
+        "workers",
+    ] {
         assert!(help.stdout.contains(cmd), "help lacks {cmd}");
     }
     assert!(flexiq(&["--version"]).ok().stdout.contains(env!("CARGO_PKG_VERSION")));
@@ -58,4 +70,18 @@ async fn bad_input_on_a_real_store_gets_typed_exit_codes() {
     let page = s.run(&["jobs", "list", "--limit", "1", "--json", "--queue", "mail"]).ok().json();
     let cursor = page["next_cursor"].as_str().unwrap().to_string();
     s.run(&["jobs", "list", "--after", &cursor, "--queue", "later"]).fails(2, "cursor");
+}
+
+#[tokio::test]
+async fn a_closed_stdout_is_not_a_crash() {
+    let s = seeded().await;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flexiq"))
+        .args(["jobs", "list", "--url", &s.url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }

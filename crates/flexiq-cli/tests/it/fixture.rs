@@ -19,8 +19,9 @@ pub(crate) struct Run {
 impl Run {
     /// The stdout as JSON, failing the test with both streams when it is not.
     pub(crate) fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not json ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!("stdout is not json ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr)
+        })
     }
 
     /// Asserts success and returns self.
@@ -98,14 +99,20 @@ pub(crate) async fn seeded() -> Seeded {
     q.pause("later").await.expect("pause");
     let mut completed = Vec::new();
     for i in 0..5 {
-        completed.push(q.enqueue("mail.send", format!("{{\"i\":{i}}}"), opts("mail", 3)).await.unwrap().to_string());
+        completed.push(
+            q.enqueue("mail.send", format!("{{\"i\":{i}}}"), opts("mail", 3)).await.unwrap().to_string(),
+        );
     }
     let dead = q.enqueue("mail.bounce", b"{}".to_vec(), opts("mail", 0)).await.unwrap().to_string();
     let mut pending = Vec::new();
     for _ in 0..3 {
         pending.push(q.enqueue("later.run", b"{}".to_vec(), opts("later", 3)).await.unwrap().to_string());
     }
-    let config = WorkerConfig { queues: vec!["mail".into()], poll_interval: Duration::from_millis(20), ..Default::default() };
+    let config = WorkerConfig {
+        queues: vec!["mail".into()],
+        poll_interval: Duration::from_millis(20),
+        ..Default::default()
+    };
     let mut w = Worker::new(q.clone(), config).unwrap();
     w.register("mail.send", |_ctx| async { Ok(Some(b"sent".to_vec())) }).unwrap();
     w.register("mail.bounce", |_ctx| async { Err(HandlerError::retryable("mailbox full")) }).unwrap();

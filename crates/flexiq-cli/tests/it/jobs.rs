@@ -57,7 +57,11 @@ async fn jobs_show_prints_fields_errors_and_json() {
 async fn dlq_list_retry_delete_and_purge() {
     let s = seeded().await;
     let human = s.run(&["dlq", "list"]).ok();
-    assert!(human.stdout.contains("mail.bounce") && human.stdout.contains("mailbox full"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("mail.bounce") && human.stdout.contains("mailbox full"),
+        "{}",
+        human.stdout
+    );
     let page = s.run(&["dlq", "list", "--json"]).ok().json();
     let entries = page["items"].as_array().unwrap();
     assert_eq!(entries.len(), 1);
@@ -76,7 +80,11 @@ async fn dlq_list_retry_delete_and_purge() {
     // Make three more dead letters to delete and purge.
     let q = s.queue().await;
     for _ in 0..3 {
-        let opts = flexiq_core::EnqueueOptions { queue: Some("dl".into()), max_retries: Some(0), ..Default::default() };
+        let opts = flexiq_core::EnqueueOptions {
+            queue: Some("dl".into()),
+            max_retries: Some(0),
+            ..Default::default()
+        };
         q.enqueue("dl.fail", b"x".to_vec(), opts).await.unwrap();
         let id = crate::fixture::claim_one(&q, "dl").await;
         let job = q.get_job(&id).await.unwrap().unwrap();

@@ -1,4 +1,5 @@
-//! Integration tests: run the built `flexiq` binary against temporary SQLite files.
+//! Integration tests: run the built `flexiq` binary against temporary SQLite files (and, with
+//! the `postgres` / `redis` features, a private schema or key prefix on those servers).
 //!
 //! State is set up through the runtime (enqueue, a short-lived worker, a direct claim) or
 //! through the CLI itself, and every command's human and `--json` output is checked, along
@@ -9,4 +10,8 @@ mod errors;
 mod fixture;
 mod jobs;
 mod ops;
+#[cfg(feature = "postgres")]
+mod pg;
+#[cfg(feature = "redis")]
+mod redis;
 mod stores;

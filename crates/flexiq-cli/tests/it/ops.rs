@@ -120,7 +120,11 @@ async fn retention_preview_and_effective() {
     assert_eq!(v["counts"]["dead_letter"], 1);
     assert!(v["windows"]["archived_jobs"].is_null());
     let human = s.run(&["retention", "preview", "--dead-letter", "1"]).ok();
-    assert!(human.stdout.contains("kept forever") && human.stdout.contains("dead_letter"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("kept forever") && human.stdout.contains("dead_letter"),
+        "{}",
+        human.stdout
+    );
     let eff = s.run(&["retention", "effective", "--json"]).ok();
     let eff_v = eff.json();
     assert!(eff_v.is_null() || eff_v["windows"].is_object(), "{eff_v}");

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 
 from . import _flexiq
 from ._aio import AsyncMixin
-from ._ops import OpsMixin
+from ._ops import OpsMixin, _retention_dict
 from .exceptions import InvalidArgument
 from .models import Job, Page
 from .result import JobResult
@@ -89,8 +89,6 @@ class Queue(OpsMixin, AsyncMixin):
         target = url if url is not None else (db_path if db_path is not None else "flexiq.db")
         if not isinstance(target, str):
             raise InvalidArgument(f"db_path / url must be a string, not {type(target).__name__}")
-        from ._ops import _retention_dict
-
         self.serializer: Serializer = resolve_serializer(serializer)
         self._native = _flexiq.NativeQueue(
             target,
@@ -258,8 +256,10 @@ class Queue(OpsMixin, AsyncMixin):
         ``timeout`` and ``poll`` are seconds."""
         it = self._native.stream(job_id, timeout, poll)
         loads = self.serializer.loads
-        for p in it:
-            yield loads(p["data"])
+        return (loads(p["data"]) for p in it)
+
+    def _stream_native(self, job_id: str, timeout: Optional[float], poll: Optional[float]) -> _flexiq.PartialIter:
+        return self._native.stream(job_id, timeout, poll)
 
     def request_cancel(self, job_id: str) -> bool:
         """Requests cooperative cancellation: a pending job is cancelled outright, a running

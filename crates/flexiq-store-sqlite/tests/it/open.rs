@@ -10,7 +10,8 @@ use crate::{job_on, T0};
 async fn durability_sets_synchronous_and_the_file_is_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("d.db");
-    let full = SqliteStore::open(&path, SqliteOptions { durability: Durability::Full, ..Default::default() }).unwrap();
+    let full = SqliteStore::open(&path, SqliteOptions { durability: Durability::Full, ..Default::default() })
+        .unwrap();
     assert_eq!(full.durability().await.unwrap(), Durability::Full);
     let normal = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
     assert_eq!(normal.durability().await.unwrap(), Durability::Normal);
@@ -28,7 +29,8 @@ async fn auto_migrate_off_refuses_an_unmigrated_file_naming_it() {
     assert_eq!(err.code(), "CONFLICT");
     assert!(err.to_string().contains("fresh.db"), "{err}");
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let tables: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0)).unwrap();
+    let tables: i64 =
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0)).unwrap();
     assert_eq!(tables, 0, "auto_migrate false must not run DDL");
     let migrated = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
     assert!(migrated.migrate().await.unwrap().applied.is_empty());
@@ -40,7 +42,8 @@ async fn auto_migrate_off_refuses_an_unmigrated_file_naming_it() {
 async fn bad_options_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.db");
-    let err = SqliteStore::open(&path, SqliteOptions { read_connections: 0, ..Default::default() }).unwrap_err();
+    let err =
+        SqliteStore::open(&path, SqliteOptions { read_connections: 0, ..Default::default() }).unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
     let err = SqliteStore::open(":memory:", SqliteOptions::default()).unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");

@@ -6,7 +6,8 @@ use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
 fn plan(conn: &rusqlite::Connection, sql: &str) -> Vec<String> {
     let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-    let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+    let unbound = std::iter::repeat_n(rusqlite::types::Null, stmt.parameter_count());
+    let rows = stmt.query_map(rusqlite::params_from_iter(unbound), |r| r.get::<_, String>(3)).unwrap();
     rows.collect::<rusqlite::Result<_>>().unwrap()
 }
 
@@ -39,6 +40,10 @@ fn the_claim_seeks_the_partial_claim_index() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     for q in planned_queries().iter().filter(|q| q.name.starts_with("claim")) {
         let lines = plan(&conn, &q.sql);
-        assert!(lines.iter().any(|l| l.contains("USING INDEX jobs_claim (ns=? AND queue=?)")), "{}: {lines:?}", q.name);
+        assert!(
+            lines.iter().any(|l| l.contains("USING INDEX jobs_claim (ns=? AND queue=?)")),
+            "{}: {lines:?}",
+            q.name
+        );
     }
 }

@@ -54,7 +54,12 @@ async fn another_process_enqueue_wakes_a_waiting_claimer() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("wake.db");
     let s = SqliteStore::open(&db, SqliteOptions::default()).unwrap();
-    let mut child = spawn_child("two_process::another_process_enqueue_wakes_a_waiting_claimer", "enqueue", &db, &dir.path().join("out"));
+    let mut child = spawn_child(
+        "two_process::another_process_enqueue_wakes_a_waiting_claimer",
+        "enqueue",
+        &db,
+        &dir.path().join("out"),
+    );
     let start = Instant::now();
     let claimed = loop {
         let req = ClaimRequest { queues: vec!["wake".into()], limit: 1, worker_id: "parent".into(), now: T0 };
@@ -87,8 +92,12 @@ async fn two_processes_never_claim_the_same_job() {
     let mut child = spawn_child("two_process::two_processes_never_claim_the_same_job", "claim", &db, &out);
     let mine = claim_all(&s, "parent").await;
     assert!(child.wait().unwrap().success());
-    let theirs: Vec<String> =
-        std::fs::read_to_string(&out).unwrap().lines().filter(|l| !l.is_empty()).map(str::to_string).collect();
+    let theirs: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
     let all: HashSet<&String> = mine.iter().chain(theirs.iter()).collect();
     assert_eq!(mine.len() + theirs.len(), 3_000, "every job claimed exactly once");
     assert_eq!(all.len(), 3_000, "a job was claimed twice");

@@ -1,0 +1,34 @@
+//! Query plans of the hot statements, for operators tuning a deployment (and for the tests
+//! that keep claims and keyset pages on index seeks).
+
+use flexiq_core::store::ClaimRequest;
+use flexiq_core::{JobFilter, Result};
+use tokio_postgres::types::ToSql;
+
+use crate::claim::claim_sql;
+use crate::inspect::refs;
+use crate::store::PgStore;
+
+impl PgStore {
+    /// The plan PostgreSQL picks for the claim statement of `req` (plain `EXPLAIN`: nothing
+    /// is locked, claimed or written), one plan line per line.
+    pub async fn explain_claim(&self, req: &ClaimRequest) -> Result<String> {
+        let ns: &str = &self.ns;
+        let limit = i64::from(req.limit);
+        let sql = format!("EXPLAIN {}", self.sql(&claim_sql(false)));
+        let params: [&(dyn ToSql + Sync); 4] = [&ns, &req.queues, &req.now, &limit];
+        self.explain(&sql, &params).await
+    }
+
+    /// The plan PostgreSQL picks for a keyset page of `list_jobs_after(filter, limit, after)`.
+    pub async fn explain_list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<String> {
+        let (sql, params) = self.keyset_sql(filter, limit, after)?;
+        self.explain(&format!("EXPLAIN {sql}"), &refs(&params)).await
+    }
+
+    async fn explain(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<String> {
+        let c = self.conn().await?;
+        let rows = c.rows("explain", sql, params).await?;
+        Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n"))
+    }
+}

@@ -1,0 +1,11 @@
+//! PostgreSQL-specific integration tests: migrations and roles, query plans, limits across
+//! pools, LISTEN/NOTIFY reconnects, connection loss and multiple worker processes.
+
+mod chaos;
+mod common;
+mod connect;
+mod explain;
+mod limits;
+mod listen;
+mod migrate;
+mod multiprocess;
