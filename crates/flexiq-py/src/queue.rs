@@ -54,7 +54,7 @@ fn opt_u64(what: &str, v: Option<i64>) -> PyResult<Option<u64>> {
 #[allow(clippy::too_many_arguments)]
 fn options(
     queue: Option<String>,
-    priority: Option<i32>,
+    priority: Option<i64>,
     delay_ms: Option<i64>,
     run_at: Option<i64>,
     max_retries: Option<i64>,
@@ -65,6 +65,9 @@ fn options(
     metadata: Option<String>,
     depends_on: Option<Vec<String>>,
 ) -> PyResult<EnqueueOptions> {
+    let priority = priority
+        .map(|p| i32::try_from(p).map_err(|_| invalid(format!("priority {p} is outside the 32-bit range"))))
+        .transpose()?;
     let max_retries = match max_retries {
         None => None,
         Some(n) => Some(u32::try_from(n).map_err(|_| invalid(format!("max_retries {n} must be 0 or more")))?),
@@ -156,7 +159,7 @@ impl NativeQueue {
         task: &str,
         payload: &[u8],
         queue: Option<String>,
-        priority: Option<i32>,
+        priority: Option<i64>,
         delay_ms: Option<i64>,
         run_at: Option<i64>,
         max_retries: Option<i64>,

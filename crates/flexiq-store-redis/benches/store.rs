@@ -67,11 +67,28 @@ async fn drain(store: &RedisStore, queue: &str, total: usize, loops: usize) {
     }
 }
 
+/// Server memory (bytes) used by `n` pending jobs with a two-byte payload, per job.
+async fn memory_per_job(h: &RedisHarness, client: &Client, n: usize) -> i64 {
+    let used = || async {
+        let info: String = client.info(Some(fred::types::InfoKind::Memory)).await.unwrap();
+        info.lines().find_map(|l| l.strip_prefix("used_memory:")).unwrap().trim().parse::<i64>().unwrap()
+    };
+    let store = h.store("memory").await.unwrap();
+    let before = used().await;
+    for _ in 0..n / 1_000 {
+        let jobs: Vec<NewJob> = (0..1_000).map(|_| new_job("mem")).collect();
+        store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
+    }
+    (used().await - before) / n as i64
+}
+
 fn benches(c: &mut Criterion) {
     let rt = runtime();
     let h = RedisHarness::new();
     let store = rt.block_on(h.store("bench")).unwrap();
     let client = rt.block_on(raw_client(&h.url));
+    let per_job = rt.block_on(memory_per_job(&h, &client, 20_000));
+    eprintln!("redis memory per pending job (2-byte payload, default options): {per_job} bytes");
     let popper = rt.block_on(raw_client(&h.url));
     let list = format!("{{{}}}:baseline", h.prefix);
 

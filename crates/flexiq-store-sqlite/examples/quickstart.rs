@@ -12,7 +12,7 @@ use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 #[tokio::main]
 async fn main() -> Result<(), flexiq_core::Error> {
     let dir = std::env::temp_dir().join(format!("flexiq-quickstart-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| flexiq_core::Error::backend(e))?;
+    std::fs::create_dir_all(&dir).map_err(flexiq_core::Error::backend)?;
     let path = dir.join("queue.db");
     let store = SqliteStore::open(&path, SqliteOptions::default())?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);

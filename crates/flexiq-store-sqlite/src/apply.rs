@@ -75,11 +75,11 @@ fn write_next(
             worker_id = CASE WHEN ?9 THEN NULL ELSE COALESCE(?8, worker_id) END,
             cancel_requested = CASE WHEN ?10 THEN 0 ELSE cancel_requested END,
             result = COALESCE(?11, result)
-         WHERE rowid = ?1",
+         WHERE id = ?1",
     )
     .db()?
     .execute(rusqlite::params![
-        st.rowid,
+        st.id,
         next.status.code(),
         next.attempt,
         next.run_at,
@@ -121,10 +121,10 @@ fn write_next(
                 group_key, wf_run, wf_stage)
              SELECT ?1, ns, id, queue, task, payload, last_error, attempt, ?2, metadata, priority,
                 max_retries, backoff_base, backoff_max, timeout_ms, group_key, wf_run, wf_stage
-             FROM jobs WHERE rowid = ?3",
+             FROM jobs WHERE id = ?3",
         )
         .db()?
-        .execute((new_row_id(), now, st.rowid))
+        .execute((new_row_id(), now, &st.id))
         .db()?;
     }
     if next.status.is_claimable() || st.status == JobStatus::Running {

@@ -64,14 +64,13 @@ const NOT_REVOKED: &str = "AND task NOT IN (SELECT task FROM revoked_tasks WHERE
 /// The claim query of one queue, with or without the revoked-task filter.
 pub(crate) fn claim_sql(revoked: bool) -> String {
     format!(
-        "SELECT rowid, has_dependents, {JOB_COLS} {CLAIM_SQL} {} {CLAIM_ORDER}",
+        "SELECT has_dependents, {JOB_COLS} {CLAIM_SQL} {} {CLAIM_ORDER}",
         if revoked { NOT_REVOKED } else { "" }
     )
 }
 
 struct Candidate {
     queue: usize,
-    rowid: i64,
     has_dependents: bool,
     job: Job,
     has_deps: bool,
@@ -89,8 +88,8 @@ fn candidates(
     let mut stmt = conn.prepare_cached(&claim_sql(revoked)).db()?;
     let rows = stmt
         .query_map((ns, queue, now, limit), |r| {
-            let (job, has_deps) = job_from_row(r, 2)?;
-            Ok(Candidate { queue: qi, rowid: r.get(0)?, has_dependents: r.get(1)?, job, has_deps })
+            let (job, has_deps) = job_from_row(r, 1)?;
+            Ok(Candidate { queue: qi, has_dependents: r.get(0)?, job, has_deps })
         })
         .db()?;
     rows.collect::<rusqlite::Result<_>>().db()
@@ -176,7 +175,6 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
     for c in found {
         let mut job = c.job;
         let st = Loaded {
-            rowid: c.rowid,
             id: job.id.to_string(),
             queue: job.queue.clone(),
             task: job.task.clone(),

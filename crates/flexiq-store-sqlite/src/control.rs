@@ -14,7 +14,7 @@ use crate::writer::WriteCtx;
 use crate::SqliteStore;
 
 /// Completed jobs finished before a cutoff.
-pub(crate) const PURGE_COMPLETED: &str = "SELECT rowid, id, queue FROM jobs
+pub(crate) const PURGE_COMPLETED: &str = "SELECT id, queue FROM jobs
     WHERE ns = ?1 AND finished_at IS NOT NULL AND finished_at < ?2 AND status = 2";
 
 fn ensure_queue(ctx: &WriteCtx<'_>, ns: &str, queue: &str) -> Result<()> {
@@ -187,13 +187,13 @@ impl QueueControl for SqliteStore {
     async fn purge_completed(&self, cutoff: i64) -> Result<u64> {
         let ns = self.ns();
         self.write(false, move |ctx| {
-            let rows: Vec<(i64, String, String)> = {
+            let rows: Vec<(String, String)> = {
                 let mut stmt = ctx.conn.prepare_cached(PURGE_COMPLETED).db()?;
-                let rows = stmt.query_map((&*ns, cutoff), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db()?;
+                let rows = stmt.query_map((&*ns, cutoff), |r| Ok((r.get(0)?, r.get(1)?))).db()?;
                 rows.collect::<rusqlite::Result<_>>().db()?
             };
-            for (rowid, id, queue) in &rows {
-                delete_job(ctx, &ns, *rowid, id, queue, JobStatus::Completed)?;
+            for (id, queue) in &rows {
+                delete_job(ctx, &ns, id, queue, JobStatus::Completed)?;
             }
             Ok(rows.len() as u64)
         })
@@ -205,13 +205,12 @@ impl QueueControl for SqliteStore {
 pub(crate) fn delete_job(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
-    rowid: i64,
     id: &str,
     queue: &str,
     status: JobStatus,
 ) -> Result<()> {
     let conn = ctx.conn;
-    conn.prepare_cached("DELETE FROM jobs WHERE rowid = ?1").db()?.execute([rowid]).db()?;
+    conn.prepare_cached("DELETE FROM jobs WHERE id = ?1").db()?.execute([id]).db()?;
     conn.prepare_cached("DELETE FROM job_partials WHERE job_id = ?1").db()?.execute([id]).db()?;
     conn.prepare_cached("DELETE FROM job_deps WHERE job_id = ?1").db()?.execute([id]).db()?;
     ctx.count_delta(ns, queue, status, -1);

@@ -10,10 +10,75 @@ use crate::error::{is_unique_violation, map, SqlResultExt};
 use crate::rows::load_state;
 use crate::writer::WriteCtx;
 
-const INSERT: &str = "INSERT INTO jobs (id, ns, queue, task, payload, priority, status, attempt, max_retries,
-        backoff_base, backoff_max, created_at, run_at, unique_key, metadata, timeout_ms, has_deps,
-        group_key, wf_run, wf_stage)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+const INSERT_HEAD: &str = "INSERT INTO jobs (id, ns, queue, task, payload, priority, status, attempt,
+    max_retries, backoff_base, backoff_max, created_at, run_at, unique_key, metadata, timeout_ms, has_deps,
+    group_key, wf_run, wf_stage) VALUES ";
+const INSERT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+/// Rows per multi-row INSERT: fewer statements per job on the bulk path.
+const ROWS_PER_INSERT: usize = 32;
+
+fn insert_sql(rows: usize) -> String {
+    let mut sql = String::from(INSERT_HEAD);
+    for i in 0..rows {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(INSERT_ROW);
+    }
+    sql
+}
+
+/// Inserts `rows` with as few statements as possible; a duplicate id is `Conflict` naming it.
+fn insert_rows(conn: &Connection, ns: &str, now: i64, rows: &[(&NewJob, JobStatus)]) -> Result<()> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut stmt = conn.prepare_cached(&insert_sql(chunk.len())).db()?;
+        let mut i = 0;
+        let mut bind = |v: &dyn rusqlite::ToSql| -> Result<()> {
+            i += 1;
+            stmt.raw_bind_parameter(i, v).db()
+        };
+        for (j, status) in chunk {
+            bind(&j.id.as_str())?;
+            bind(&ns)?;
+            bind(&j.queue)?;
+            bind(&j.task)?;
+            bind(&j.payload)?;
+            bind(&j.priority)?;
+            bind(&status.code())?;
+            bind(&j.max_retries)?;
+            bind(&j.backoff.base_ms)?;
+            bind(&j.backoff.max_ms)?;
+            bind(&now)?;
+            bind(&j.run_at)?;
+            bind(&j.unique_key)?;
+            bind(&j.metadata)?;
+            bind(&j.timeout_ms)?;
+            bind(&!j.depends_on.is_empty())?;
+            bind(&j.group_key)?;
+            bind(&j.workflow_run_id)?;
+            bind(&j.workflow_stage_id)?;
+        }
+        if let Err(e) = stmt.raw_execute() {
+            if is_unique_violation(&e) {
+                for (j, _) in chunk {
+                    if exists(conn, &j.id)? || chunk.iter().filter(|(k, _)| k.id == j.id).count() > 1 {
+                        return Err(Error::Conflict(format!("job {} already exists", j.id)));
+                    }
+                }
+            }
+            return Err(map(e));
+        }
+    }
+    Ok(())
+}
+
+fn exists(conn: &Connection, id: &JobId) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM jobs WHERE id = ?1)")
+        .db()?
+        .query_row([id.as_str()], |r| r.get(0))
+        .db()
+}
 
 /// Checks what `NewJob::build` guarantees, for callers that built jobs by hand.
 pub(crate) fn validate(jobs: &[NewJob]) -> Result<()> {
@@ -99,7 +164,7 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
         }
     }
     let mut out = Vec::with_capacity(req.jobs.len());
-    let mut insert = conn.prepare_cached(INSERT).db()?;
+    let mut buffered: Vec<(&NewJob, JobStatus)> = Vec::new();
     for j in &req.jobs {
         if let Some(key) = &j.unique_key {
             if let Some(id) = live_unique(conn, ns, key)? {
@@ -107,6 +172,19 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
                 continue;
             }
         }
+        out.push(Enqueued { id: j.id.clone(), created: true });
+        if j.depends_on.is_empty() && j.unique_key.is_none() {
+            ctx.count_delta(ns, &j.queue, JobStatus::Pending, 1);
+            ctx.wake_work();
+            buffered.push((j, JobStatus::Pending));
+            if buffered.len() == ROWS_PER_INSERT {
+                insert_rows(conn, ns, req.now, &buffered)?;
+                buffered.clear();
+            }
+            continue;
+        }
+        insert_rows(conn, ns, req.now, &buffered)?;
+        buffered.clear();
         let mut status = JobStatus::Pending;
         let mut failed_dep = None;
         for d in &j.depends_on {
@@ -122,35 +200,7 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
                 _ => status = JobStatus::Waiting,
             }
         }
-        insert
-            .execute(rusqlite::params![
-                j.id.as_str(),
-                ns,
-                j.queue,
-                j.task,
-                j.payload,
-                j.priority,
-                status.code(),
-                j.max_retries,
-                j.backoff.base_ms,
-                j.backoff.max_ms,
-                req.now,
-                j.run_at,
-                j.unique_key,
-                j.metadata,
-                j.timeout_ms,
-                !j.depends_on.is_empty(),
-                j.group_key,
-                j.workflow_run_id,
-                j.workflow_stage_id,
-            ])
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    Error::Conflict(format!("job {} already exists", j.id))
-                } else {
-                    map(e)
-                }
-            })?;
+        insert_rows(conn, ns, req.now, &[(j, status)])?;
         if !j.depends_on.is_empty() {
             let mut edge =
                 conn.prepare_cached("INSERT INTO job_deps (job_id, dep_id) VALUES (?1, ?2)").db()?;
@@ -171,8 +221,8 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
                 fire(ctx, ns, &st, &Event::DependencyFailed { dependency }, req.now, Extras::default())?;
             }
         }
-        out.push(Enqueued { id: j.id.clone(), created: true });
     }
+    insert_rows(conn, ns, req.now, &buffered)?;
     if let Some(cap) = req.max_pending {
         for (queue, pending) in before {
             let after = ctx.count(ns, &queue, JobStatus::Pending)?;

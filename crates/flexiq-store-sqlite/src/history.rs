@@ -150,9 +150,9 @@ impl History for SqliteStore {
                 return Ok(AckOutcome::Superseded);
             }
             ctx.conn
-                .prepare_cached("UPDATE jobs SET progress = ?2 WHERE rowid = ?1")
+                .prepare_cached("UPDATE jobs SET progress = ?2 WHERE id = ?1")
                 .db()?
-                .execute((st.rowid, progress))
+                .execute((&st.id, progress))
                 .db()?;
             ctx.job_changed(&st.id);
             Ok(AckOutcome::Acknowledged)

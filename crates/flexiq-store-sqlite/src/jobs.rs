@@ -106,9 +106,9 @@ impl JobStore for SqliteStore {
                 let reply = match st {
                     Some(st) if fenced(&st, fence) => {
                         ctx.conn
-                            .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE rowid = ?1")
+                            .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE id = ?1")
                             .db()?
-                            .execute((st.rowid, now))
+                            .execute((&st.id, now))
                             .db()?;
                         HeartbeatReply {
                             outcome: AckOutcome::Acknowledged,
@@ -175,9 +175,9 @@ impl JobStore for SqliteStore {
                 return Ok(false);
             }
             ctx.conn
-                .prepare_cached("UPDATE jobs SET cancel_requested = 1 WHERE rowid = ?1")
+                .prepare_cached("UPDATE jobs SET cancel_requested = 1 WHERE id = ?1")
                 .db()?
-                .execute([st.rowid])
+                .execute([&st.id])
                 .db()?;
             ctx.job_changed(&st.id);
             if st.status != JobStatus::Running {

@@ -15,7 +15,7 @@ use crate::rows::JOB_COLS;
 use crate::{schema, SqliteStore};
 
 /// The archive sweep: terminal jobs finished before a cutoff, oldest first.
-pub(crate) const ARCHIVE_SWEEP: &str = "SELECT rowid, id, queue, status FROM jobs
+pub(crate) const ARCHIVE_SWEEP: &str = "SELECT id, queue, status FROM jobs
     WHERE ns = ?1 AND finished_at IS NOT NULL AND finished_at < ?2 ORDER BY finished_at LIMIT ?3";
 
 /// (table, time column) swept for each retention table.
@@ -63,21 +63,20 @@ impl Maintenance for SqliteStore {
         flexiq_core::validate_limit(i64::from(limit))?;
         let ns = self.ns();
         self.write(false, move |ctx| {
-            let rows: Vec<(i64, String, String, u8)> = {
+            let rows: Vec<(String, String, u8)> = {
                 let mut stmt = ctx.conn.prepare_cached(ARCHIVE_SWEEP).db()?;
-                let rows = stmt
-                    .query_map((&*ns, cutoff, limit), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                    .db()?;
+                let rows =
+                    stmt.query_map((&*ns, cutoff, limit), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db()?;
                 rows.collect::<rusqlite::Result<_>>().db()?
             };
             let copy = format!(
                 "INSERT INTO archived_jobs ({JOB_COLS}, has_dependents, archived_at)
-                 SELECT {JOB_COLS}, has_dependents, ?2 FROM jobs WHERE rowid = ?1"
+                 SELECT {JOB_COLS}, has_dependents, ?2 FROM jobs WHERE id = ?1"
             );
-            for (rowid, id, queue, code) in &rows {
-                ctx.conn.prepare_cached(&copy).db()?.execute((rowid, now)).db()?;
+            for (id, queue, code) in &rows {
+                ctx.conn.prepare_cached(&copy).db()?.execute((id, now)).db()?;
                 let conn = ctx.conn;
-                conn.prepare_cached("DELETE FROM jobs WHERE rowid = ?1").db()?.execute([rowid]).db()?;
+                conn.prepare_cached("DELETE FROM jobs WHERE id = ?1").db()?.execute([id]).db()?;
                 ctx.count_delta(&ns, queue, JobStatus::from_code(*code)?, -1);
                 ctx.job_changed(id);
             }

@@ -99,8 +99,6 @@ pub(crate) fn query_jobs(conn: &Connection, sql: &str, params: &[&dyn rusqlite::
 /// The slice of a job row a transition reads, plus what applying it needs.
 #[derive(Debug, Clone)]
 pub(crate) struct Loaded {
-    /// SQLite rowid, for the update.
-    pub(crate) rowid: i64,
     /// The job id.
     pub(crate) id: String,
     /// Its queue (for the counters).
@@ -124,23 +122,22 @@ pub(crate) struct Loaded {
 }
 
 /// Columns of [`Loaded`], in [`loaded_from_row`] order.
-pub(crate) const STATE_COLS: &str = "rowid, id, queue, task, status, attempt, max_retries, started_at, \
+pub(crate) const STATE_COLS: &str = "id, queue, task, status, attempt, max_retries, started_at, \
     backoff_base, backoff_max, has_dependents, cancel_requested";
 
 /// Builds a [`Loaded`] from [`STATE_COLS`] at column 0.
 pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
     Ok(Loaded {
-        rowid: r.get(0)?,
-        id: r.get(1)?,
-        queue: r.get(2)?,
-        task: r.get(3)?,
-        status: status_at(r, 4)?,
-        attempt: r.get(5)?,
-        max_retries: r.get(6)?,
-        started_at: r.get(7)?,
-        backoff: Backoff { base_ms: r.get(8)?, max_ms: r.get(9)? },
-        has_dependents: r.get(10)?,
-        cancel_requested: r.get(11)?,
+        id: r.get(0)?,
+        queue: r.get(1)?,
+        task: r.get(2)?,
+        status: status_at(r, 3)?,
+        attempt: r.get(4)?,
+        max_retries: r.get(5)?,
+        started_at: r.get(6)?,
+        backoff: Backoff { base_ms: r.get(7)?, max_ms: r.get(8)? },
+        has_dependents: r.get(9)?,
+        cancel_requested: r.get(10)?,
     })
 }
 
