@@ -5,7 +5,7 @@
 //! which waits on the attempt's cancellation token and, when it fires, calls the worker's
 //! abort callback with this attempt's token and the reason.
 
-use std::sync::Arc;
+use std::sync::Weak;
 
 use flexiq_runtime::{CancelReason, JobContext};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -42,7 +42,9 @@ pub(crate) fn reason_code(r: Option<CancelReason>) -> &'static str {
 pub struct NativeJobContext {
     pub(crate) ctx: JobContext,
     pub(crate) token: u32,
-    pub(crate) abort: Arc<AbortFn>,
+    /// Weak, so contexts a handler kept do not keep a stopped worker's callback (and the
+    /// process) alive.
+    pub(crate) abort: Weak<AbortFn>,
     /// Cancelled when the attempt's handler settles (or its future is dropped).
     pub(crate) done: CancellationToken,
 }
@@ -108,8 +110,10 @@ impl NativeJobContext {
         napi::bindgen_prelude::spawn(async move {
             tokio::select! {
                 _ = cancel.cancelled() => {
-                    let reason = reason_code(ctx.cancel_reason()).to_string();
-                    abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
+                    if let Some(abort) = abort.upgrade() {
+                        let reason = reason_code(ctx.cancel_reason()).to_string();
+                        abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
+                    }
                 }
                 _ = done.cancelled() => {}
             }

@@ -137,7 +137,7 @@ fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<Atomic
             // Stops the cancellation watcher however this attempt ends, dropped future included.
             let _settled = done.clone().drop_guard();
             let job_id = ctx.id().clone();
-            let native = NativeJobContext { ctx, token, abort, done };
+            let native = NativeJobContext { ctx, token, abort: Arc::downgrade(&abort), done };
             let promise = dispatch
                 .call_async(native)
                 .await

@@ -142,7 +142,11 @@ async fn open_sqlite(_path: &std::path::Path, _opts: &ConnectOptions) -> Result<
 #[cfg(feature = "postgres")]
 async fn open_postgres(url: &str, schema: Option<&str>, opts: &ConnectOptions) -> Result<Arc<dyn Store>> {
     use flexiq_store_pg::{PgOptions, PgStore};
-    let mut o = PgOptions { namespace: opts.namespace.clone(), auto_migrate: opts.auto_migrate, ..Default::default() };
+    let mut o = PgOptions {
+        namespace: opts.namespace.clone(),
+        auto_migrate: opts.auto_migrate,
+        ..Default::default()
+    };
     if let Some(s) = schema {
         o.schema = s.to_string();
     }
@@ -189,10 +193,16 @@ mod tests {
         let bad = |o: ConnectOptions| o.validate().unwrap_err().code();
         assert_eq!(bad(ConnectOptions::namespace("")), "INVALID_ARGUMENT");
         assert_eq!(bad(ConnectOptions { max_pending: Some(0), ..Default::default() }), "INVALID_ARGUMENT");
-        assert_eq!(bad(ConnectOptions { read_connections: Some(0), ..Default::default() }), "INVALID_ARGUMENT");
+        assert_eq!(
+            bad(ConnectOptions { read_connections: Some(0), ..Default::default() }),
+            "INVALID_ARGUMENT"
+        );
         assert_eq!(bad(ConnectOptions { pool_size: Some(0), ..Default::default() }), "INVALID_ARGUMENT");
         let retention = Retention { task_logs: Some(0), ..Default::default() };
-        assert_eq!(bad(ConnectOptions { retention: Some(retention), ..Default::default() }), "INVALID_ARGUMENT");
+        assert_eq!(
+            bad(ConnectOptions { retention: Some(retention), ..Default::default() }),
+            "INVALID_ARGUMENT"
+        );
     }
 
     #[cfg(not(feature = "postgres"))]

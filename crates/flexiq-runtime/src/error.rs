@@ -85,7 +85,8 @@ mod tests {
     #[test]
     fn codes_cover_job_outcomes_and_engine_errors() {
         let id = JobId::new();
-        let failed = Error::JobFailed { job_id: id.clone(), status: JobStatus::Dead, error: Some("boom".into()) };
+        let failed =
+            Error::JobFailed { job_id: id.clone(), status: JobStatus::Dead, error: Some("boom".into()) };
         assert_eq!(failed.code(), "JOB_FAILED");
         assert_eq!(failed.job_error(), Some("boom"));
         assert!(failed.to_string().contains(id.as_str()));

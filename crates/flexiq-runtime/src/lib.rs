@@ -27,15 +27,15 @@ pub use error::{Error, Result};
 pub use queue::{EnqueueItem, PartialStream, Queue};
 pub use url::StoreUrl;
 pub use worker::{
-    handler, CancelReason, Handler, HandlerError, HandlerFuture, HandlerResult, JobContext, TaskOptions, Worker,
-    WorkerConfig, WorkerCounters, WorkerHandle, MAX_CONCURRENCY,
+    handler, CancelReason, Handler, HandlerError, HandlerFuture, HandlerResult, JobContext, TaskOptions,
+    Worker, WorkerConfig, WorkerCounters, WorkerHandle, MAX_CONCURRENCY,
 };
 
 /// The engine's model and store traits, re-exported.
 pub use flexiq_core as core;
 pub use flexiq_core::{
-    AckOutcome, Backoff, ClaimedJob, DeadJob, EffectiveRetention, EnqueueOptions, Fence, Job, JobDag, JobError, JobFilter, JobId,
-    JobStatus, LogEntry, MetricBucket, MetricRow, Page, Partial, ReplayEntry, Retention, RetentionPreview,
-    RetentionTable, Stats, Store, TaskAggregate, WorkerInfo,
+    AckOutcome, Backoff, ClaimedJob, DeadJob, EffectiveRetention, EnqueueOptions, Fence, Job, JobDag,
+    JobError, JobFilter, JobId, JobStatus, LogEntry, MetricBucket, MetricRow, Page, Partial, ReplayEntry,
+    Retention, RetentionPreview, RetentionTable, Stats, Store, TaskAggregate, WorkerInfo,
 };
 pub use tokio_util::sync::CancellationToken;

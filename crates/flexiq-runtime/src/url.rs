@@ -93,7 +93,11 @@ fn sqlite(url: &str, path: &str) -> Result<StoreUrl> {
     if path.is_empty() {
         return Err(Error::invalid(format!("sqlite url {url:?} names no file")));
     }
-    if lower == ":memory:" || lower.starts_with(":memory:") || lower.contains("mode=memory") || lower == "memory:" {
+    if lower == ":memory:"
+        || lower.starts_with(":memory:")
+        || lower.contains("mode=memory")
+        || lower == "memory:"
+    {
         return Err(Error::invalid(format!(
             "sqlite url {url:?} names an in-memory database, which a worker process cannot share: use a file path"
         )));
@@ -143,7 +147,9 @@ mod tests {
 
     #[test]
     fn in_memory_and_unknown_schemes_are_refused() {
-        for bad in [":memory:", "sqlite::memory:", "sqlite://:memory:", "sqlite://file?mode=memory", "", "sqlite://"] {
+        for bad in
+            [":memory:", "sqlite::memory:", "sqlite://:memory:", "sqlite://file?mode=memory", "", "sqlite://"]
+        {
             assert_eq!(StoreUrl::parse(bad).unwrap_err().code(), "INVALID_ARGUMENT", "{bad}");
         }
         let e = StoreUrl::parse("mysql://localhost/db").unwrap_err();
@@ -155,7 +161,10 @@ mod tests {
     fn server_urls_lose_their_own_parameters() {
         assert_eq!(
             StoreUrl::parse("postgres://u@h/db?schema=jobs&sslmode=disable").unwrap(),
-            StoreUrl::Postgres { url: "postgres://u@h/db?sslmode=disable".into(), schema: Some("jobs".into()) }
+            StoreUrl::Postgres {
+                url: "postgres://u@h/db?sslmode=disable".into(),
+                schema: Some("jobs".into())
+            }
         );
         assert_eq!(
             StoreUrl::parse("postgresql://h/db").unwrap(),

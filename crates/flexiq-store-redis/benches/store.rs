@@ -161,7 +161,8 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     let producer = rt.block_on(h.store("latency")).unwrap();
     let claimer = rt.block_on(h.store("latency")).unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, ClaimRequest, Ack)>();
+    let (tx, rx) = mpsc::unbounded_channel::<(Instant, ClaimRequest, Ack)>();
+    let rx = Arc::new(tokio::sync::Mutex::new(rx));
     let claim_task = rt.spawn({
         let claimer = claimer.clone();
         async move {
@@ -182,13 +183,13 @@ fn benches(c: &mut Criterion) {
             }
         }
     });
-    let mut samples: Vec<Duration> = Vec::new();
+    let samples: Arc<std::sync::Mutex<Vec<Duration>>> = Arc::default();
     g.bench_function(BenchmarkId::new("enqueue_to_claim", "idle"), |b| {
         b.to_async(&rt).iter_custom(|iters| {
             let (producer, claimer) = (producer.clone(), claimer.clone());
-            let rx = &mut rx;
-            let samples = &mut samples;
+            let (rx, samples) = (rx.clone(), samples.clone());
             async move {
+                let mut rx = rx.lock().await;
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     tokio::time::sleep(Duration::from_millis(2)).await;
@@ -197,7 +198,7 @@ fn benches(c: &mut Criterion) {
                     producer.enqueue(EnqueueRequest { jobs: vec![new_job("lat")], max_pending: None, now }).await.unwrap();
                     let (claimed_at, _, ack) = rx.recv().await.unwrap();
                     let lat = claimed_at - start;
-                    samples.push(lat);
+                    samples.lock().unwrap().push(lat);
                     total += lat;
                     claimer.ack(vec![ack], wall()).await.unwrap();
                 }
@@ -207,6 +208,7 @@ fn benches(c: &mut Criterion) {
     });
     g.finish();
     claim_task.abort();
+    let mut samples = samples.lock().unwrap().clone();
     samples.sort();
     if !samples.is_empty() {
         let pct = |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];

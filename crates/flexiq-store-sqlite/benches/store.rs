@@ -35,7 +35,7 @@ fn enqueue(c: &mut Criterion) {
     let rt = rt();
     let store = open(dir.path(), "enqueue.db");
     let mut g = c.benchmark_group("store");
-    g.measurement_time(Duration::from_secs(4));
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
     const N: usize = 1_000;
     g.throughput(Throughput::Elements(N as u64));
     g.bench_function(BenchmarkId::new("enqueue", "sequential"), |b| {
@@ -184,7 +184,7 @@ fn raw_batch(conn: &rusqlite::Connection, batch: u32) {
             .prepare_cached(
                 "UPDATE jobs SET status = 1, attempt = attempt + 1, started_at = ?3, heartbeat_at = ?3,
                     worker_id = 'w'
-                 WHERE rowid IN (SELECT rowid FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6)
+                 WHERE id IN (SELECT id FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6)
                     AND run_at <= ?3 ORDER BY priority DESC, run_at, id LIMIT ?4)
                  RETURNING id, payload",
             )

@@ -10,7 +10,7 @@ use flexiq_core::{JobStatus, Result};
 
 use crate::error::SqlResultExt;
 use crate::rows::{load_state, Loaded};
-use crate::writer::WriteCtx;
+use crate::writer::{MetricInsert, WriteCtx};
 
 /// Column values a transition writes beside the [`Next`].
 #[derive(Default, Clone, Copy)]
@@ -105,14 +105,16 @@ fn write_next(
         .db()?;
     }
     if let Some(success) = next.metric {
-        let duration = st.started_at.map(|s| (now - s).max(0)).unwrap_or(0);
-        conn.prepare_cached(
-            "INSERT INTO task_metrics (ns, job_id, task, queue, attempt, success, duration_ms, recorded_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )
-        .db()?
-        .execute((ns, &st.id, &st.task, &st.queue, st.attempt, success, duration, now))
-        .db()?;
+        ctx.record_metric(MetricInsert {
+            ns: ns.to_string(),
+            job_id: st.id.clone(),
+            task: st.task.clone(),
+            queue: st.queue.clone(),
+            attempt: st.attempt,
+            success,
+            duration_ms: st.started_at.map(|s| (now - s).max(0)).unwrap_or(0),
+            recorded_at: now,
+        });
     }
     if next.dead_letter {
         conn.prepare_cached(

@@ -3,6 +3,8 @@
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
 use flexiq_core::transition::Event;
 use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
+use std::collections::{HashMap, HashSet};
+
 use rusqlite::Connection;
 
 use crate::apply::{fire, Extras};
@@ -15,8 +17,49 @@ fn fenced(st: &Loaded, fence: Fence) -> bool {
     st.status == JobStatus::Running && st.attempt == fence.attempt && st.started_at == Some(fence.started_at)
 }
 
-fn ack_one(ctx: &mut WriteCtx<'_>, ns: &str, ack: Ack, now: i64) -> Result<AckOutcome> {
-    let Some(st) = load_state(ctx.conn, ns, ack.job_id.as_str())? else { return Ok(AckOutcome::Superseded) };
+/// Ids looked up per statement by [`preload`].
+const PRELOAD_CHUNK: usize = 32;
+
+/// The batch lookup of acked jobs: `n` ids, then the namespace.
+pub(crate) fn preload_sql(n: usize) -> String {
+    let marks = vec!["?"; n].join(", ");
+    format!("SELECT {STATE_COLS} FROM jobs WHERE id IN ({marks}) AND ns = ?")
+}
+
+/// Loads the states of every acked job with a few statements instead of one per ack.
+fn preload(conn: &Connection, ns: &str, acks: &[Ack]) -> Result<HashMap<String, Loaded>> {
+    let mut out = HashMap::with_capacity(acks.len());
+    for chunk in acks.chunks(PRELOAD_CHUNK) {
+        let mut stmt = conn.prepare_cached(&preload_sql(chunk.len())).db()?;
+        let mut params: Vec<&dyn rusqlite::ToSql> = chunk.iter().map(|a| &a.job_id as &dyn rusqlite::ToSql).collect();
+        params.push(&ns);
+        let rows = stmt.query_map(params.as_slice(), loaded_from_row).db()?;
+        for row in rows {
+            let st = row.db()?;
+            out.insert(st.id.clone(), st);
+        }
+    }
+    Ok(out)
+}
+
+fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+    let mut pre = preload(ctx.conn, ns, &acks)?;
+    let mut seen = HashSet::with_capacity(acks.len());
+    let mut out = Vec::with_capacity(acks.len());
+    for ack in acks {
+        // A job acked twice in one call is reloaded: the first ack changed it.
+        let st = if seen.insert(ack.job_id.clone()) {
+            pre.remove(ack.job_id.as_str())
+        } else {
+            load_state(ctx.conn, ns, ack.job_id.as_str())?
+        };
+        out.push(ack_one(ctx, ns, st, ack, now)?);
+    }
+    Ok(out)
+}
+
+fn ack_one(ctx: &mut WriteCtx<'_>, ns: &str, st: Option<Loaded>, ack: Ack, now: i64) -> Result<AckOutcome> {
+    let Some(st) = st else { return Ok(AckOutcome::Superseded) };
     let fence = ack.fence;
     let (event, result) = match ack.kind {
         AckKind::Complete { result } => (Event::Complete { fence }, result),
@@ -91,7 +134,7 @@ impl JobStore for SqliteStore {
             return Ok(Vec::new());
         }
         let ns = self.ns();
-        self.write(false, move |ctx| acks.into_iter().map(|a| ack_one(ctx, &ns, a, now)).collect()).await
+        self.write(false, move |ctx| ack_all(ctx, &ns, acks, now)).await
     }
 
     async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {

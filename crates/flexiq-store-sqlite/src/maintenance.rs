@@ -100,7 +100,7 @@ impl Maintenance for SqliteStore {
         now: i64,
     ) -> Result<BTreeMap<RetentionTable, u64>> {
         let (ns, windows) = (self.ns(), windows.clone());
-        self.write(false, move |ctx| retention(ctx.conn, &ns, &windows, now, true)).await
+        self.write(true, move |ctx| retention(ctx.conn, &ns, &windows, now, true)).await
     }
 
     async fn publish_effective_retention(&self, eff: &EffectiveRetention) -> Result<()> {

@@ -208,7 +208,8 @@ impl SqliteStore {
     }
 
     /// Runs `f` on the writer thread inside the next group commit and returns its result once
-    /// committed. `needs_counts` when `f` reads `queue_counts`.
+    /// committed. `needs_counts` when `f` reads `queue_counts` or
+    /// `task_metrics` (rows the batch buffers until commit).
     pub(crate) async fn write<T, F>(&self, needs_counts: bool, f: F) -> Result<T>
     where
         T: Send + 'static,

@@ -24,12 +24,36 @@ const MAX_BATCH: usize = 512;
 /// One counter change: (namespace, queue, status code) and the delta.
 type Delta = ((String, String, u8), i64);
 
+/// One `task_metrics` row waiting to be written with the batch.
+pub(crate) struct MetricInsert {
+    /// Namespace.
+    pub(crate) ns: String,
+    /// The job.
+    pub(crate) job_id: String,
+    /// Its task.
+    pub(crate) task: String,
+    /// Its queue.
+    pub(crate) queue: String,
+    /// The attempt that ended.
+    pub(crate) attempt: u32,
+    /// Whether it succeeded.
+    pub(crate) success: bool,
+    /// Wall time of the attempt (ms).
+    pub(crate) duration_ms: i64,
+    /// When it ended (Unix ms).
+    pub(crate) recorded_at: i64,
+}
+
+/// Metric rows per multi-row INSERT.
+const METRICS_PER_INSERT: usize = 32;
+
 /// Side effects of one operation, kept apart until it succeeds.
 #[derive(Default)]
 struct Effects {
     deltas: Vec<Delta>,
     wake: bool,
     changed: Vec<String>,
+    metrics: Vec<MetricInsert>,
 }
 
 impl Effects {
@@ -47,12 +71,18 @@ impl Effects {
         }
         self.wake |= other.wake;
         self.changed.append(&mut other.changed);
+        self.metrics.append(&mut other.metrics);
     }
 
     fn clear(&mut self) {
         self.deltas.clear();
         self.wake = false;
         self.changed.clear();
+        self.metrics.clear();
+    }
+
+    fn dirty(&self) -> bool {
+        !self.deltas.is_empty() || !self.metrics.is_empty()
     }
 }
 
@@ -92,6 +122,11 @@ impl WriteCtx<'_> {
         Ok(stored + pending)
     }
 
+    /// Queues a `task_metrics` row; rows are written in bulk before the batch commits.
+    pub(crate) fn record_metric(&mut self, row: MetricInsert) {
+        self.op.metrics.push(row);
+    }
+
     /// Marks that work may have become claimable (waiting claimers are woken after commit).
     pub(crate) fn wake_work(&mut self) {
         self.op.wake = true;
@@ -102,6 +137,42 @@ impl WriteCtx<'_> {
         if self.track_jobs {
             self.op.changed.push(id.to_string());
         }
+    }
+
+    fn flush_metrics(&mut self) -> Result<()> {
+        let rows = std::mem::take(&mut self.batch.metrics);
+        for chunk in rows.chunks(METRICS_PER_INSERT) {
+            let mut sql = String::from(
+                "INSERT INTO task_metrics (ns, job_id, task, queue, attempt, success, duration_ms, recorded_at) VALUES ",
+            );
+            for i in 0..chunk.len() {
+                sql.push_str(if i == 0 { "(?, ?, ?, ?, ?, ?, ?, ?)" } else { ", (?, ?, ?, ?, ?, ?, ?, ?)" });
+            }
+            let mut stmt = self.conn.prepare_cached(&sql).db()?;
+            let mut i = 0;
+            let mut bind = |v: &dyn rusqlite::ToSql| -> Result<()> {
+                i += 1;
+                stmt.raw_bind_parameter(i, v).db()
+            };
+            for m in chunk {
+                bind(&m.ns)?;
+                bind(&m.job_id)?;
+                bind(&m.task)?;
+                bind(&m.queue)?;
+                bind(&m.attempt)?;
+                bind(&m.success)?;
+                bind(&m.duration_ms)?;
+                bind(&m.recorded_at)?;
+            }
+            stmt.raw_execute().db()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the batch's buffered counters and metric rows.
+    fn flush(&mut self) -> Result<()> {
+        self.flush_counts()?;
+        self.flush_metrics()
     }
 
     fn flush_counts(&mut self) -> Result<()> {
@@ -123,7 +194,8 @@ impl WriteCtx<'_> {
 
 /// An operation queued for the writer.
 pub(crate) trait WriteOp: Send {
-    /// Whether it reads `queue_counts` (the batch's earlier deltas are written first).
+    /// Whether it reads state the batch buffers (`queue_counts`, `task_metrics`): the batch's
+    /// earlier buffered writes are flushed first.
     fn needs_counts(&self) -> bool;
     /// Runs it; false when it failed and must be rolled back.
     fn run(&mut self, ctx: &mut WriteCtx<'_>) -> bool;
@@ -221,8 +293,8 @@ fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<O
     let single = batch.len() == 1;
     let body = (|| {
         for op in batch.iter_mut() {
-            if op.needs_counts() && !ctx.batch.deltas.is_empty() {
-                ctx.flush_counts()?;
+            if op.needs_counts() && ctx.batch.dirty() {
+                ctx.flush()?;
             }
             if !single {
                 exec(conn, "SAVEPOINT op")?;
@@ -243,7 +315,7 @@ fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<O
                 exec(conn, "RELEASE op")?;
             }
         }
-        ctx.flush_counts()?;
+        ctx.flush()?;
         let mut gen = None;
         if ctx.batch.wake {
             gen = Some(

@@ -36,11 +36,21 @@ const MAX_LOG_BYTES: usize = 64 * 1024;
 impl Queue {
     /// Enqueues one job and returns its id (an existing job's id when its unique key
     /// deduplicated it). The queue's `max_pending` cap applies.
-    pub async fn enqueue(&self, task: &str, payload: impl Into<Vec<u8>>, opts: EnqueueOptions) -> Result<JobId> {
+    pub async fn enqueue(
+        &self,
+        task: &str,
+        payload: impl Into<Vec<u8>>,
+        opts: EnqueueOptions,
+    ) -> Result<JobId> {
         let now = self.now_ms();
         let job = NewJob::build(task, payload.into(), opts, now)?;
-        let mut out = self.store.enqueue(EnqueueRequest { jobs: vec![job], max_pending: self.max_pending, now }).await?;
-        let first = out.pop().ok_or_else(|| Error::Core(flexiq_core::Error::backend("enqueue returned no outcome")))?;
+        let mut out = self
+            .store
+            .enqueue(EnqueueRequest { jobs: vec![job], max_pending: self.max_pending, now })
+            .await?;
+        let first = out
+            .pop()
+            .ok_or_else(|| Error::Core(flexiq_core::Error::backend("enqueue returned no outcome")))?;
         tracing::debug!(job_id = %first.id, task, created = first.created, "enqueued");
         Ok(first.id)
     }
@@ -129,7 +139,10 @@ impl Queue {
     pub async fn publish_partial(&self, id: &str, data: impl Into<Vec<u8>>) -> Result<u64> {
         let data = data.into();
         if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!("partial of job {id} is {} bytes, over the payload limit", data.len())));
+            return Err(Error::invalid(format!(
+                "partial of job {id} is {} bytes, over the payload limit",
+                data.len()
+            )));
         }
         Ok(self.store.publish_partial(&parse_id(id)?, data, self.now_ms()).await?)
     }

@@ -22,7 +22,9 @@ fn check_filter(filter: &JobFilter, extended_allowed: bool) -> Result<()> {
     if let Some(t) = &filter.task {
         validate_name("task name", t)?;
     }
-    for (what, s) in [("metadata filter", &filter.metadata_contains), ("error filter", &filter.error_contains)] {
+    for (what, s) in
+        [("metadata filter", &filter.metadata_contains), ("error filter", &filter.error_contains)]
+    {
         if s.as_deref() == Some("") {
             return Err(Error::invalid(format!("{what} must not be empty")));
         }
@@ -56,7 +58,12 @@ impl Queue {
     }
 
     /// Keyset twin of [`Queue::list_jobs`]: pass the previous page's `next_cursor` as `after`.
-    pub async fn list_jobs_after(&self, filter: &JobFilter, limit: i64, after: Option<&str>) -> Result<Page<Job>> {
+    pub async fn list_jobs_after(
+        &self,
+        filter: &JobFilter,
+        limit: i64,
+        after: Option<&str>,
+    ) -> Result<Page<Job>> {
         check_filter(filter, false)?;
         check_cursor(after)?;
         Ok(self.store.list_jobs_after(filter, validate_limit(limit)?, after).await?)

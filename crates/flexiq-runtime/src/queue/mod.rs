@@ -49,7 +49,12 @@ impl Queue {
     /// Wraps an open store, taking `max_pending` and `retention` from `opts` (the other
     /// fields only matter when opening). The wall clock is used; see [`Queue::with_clock`].
     pub fn from_store(store: Arc<dyn Store>, opts: &ConnectOptions) -> Self {
-        Queue { store, clock: Arc::new(SystemClock), max_pending: opts.max_pending, retention: opts.retention }
+        Queue {
+            store,
+            clock: Arc::new(SystemClock),
+            max_pending: opts.max_pending,
+            retention: opts.retention,
+        }
     }
 
     /// The same queue reading time from `clock` (tests drive leases and windows with a

@@ -43,7 +43,11 @@ impl Queue {
 
     /// Per-task aggregates (count, successes, failures, avg / p50 / p95 / p99 / min / max in
     /// ms) over executions of the last `since_secs` seconds, optionally of one task.
-    pub async fn metrics(&self, task: Option<&str>, since_secs: i64) -> Result<BTreeMap<String, TaskAggregate>> {
+    pub async fn metrics(
+        &self,
+        task: Option<&str>,
+        since_secs: i64,
+    ) -> Result<BTreeMap<String, TaskAggregate>> {
         let rows = self.metric_rows(task, since_secs).await?;
         Ok(aggregate(&rows))
     }

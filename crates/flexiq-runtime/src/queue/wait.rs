@@ -59,15 +59,23 @@ impl Queue {
     /// after a cancel request) is [`Error::JobCancelled`]; both carry the job's last error.
     /// `timeout` (`None`: wait forever) running out is a `Timeout` error; `poll` caps one
     /// wait on the store (default 1 s). An unknown id is `NotFound`.
-    pub async fn result(&self, id: &str, timeout: Option<Duration>, poll: Option<Duration>) -> Result<Option<Vec<u8>>> {
+    pub async fn result(
+        &self,
+        id: &str,
+        timeout: Option<Duration>,
+        poll: Option<Duration>,
+    ) -> Result<Option<Vec<u8>>> {
         let id = parse_id(id)?;
         let cap = poll_ms(poll)?;
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
-            let job = self.store.get(&id).await?.ok_or_else(|| flexiq_core::Error::JobNotFound(id.clone()))?;
+            let job =
+                self.store.get(&id).await?.ok_or_else(|| flexiq_core::Error::JobNotFound(id.clone()))?;
             match job.status {
                 JobStatus::Completed => return Ok(job.result),
-                JobStatus::Cancelled => return Err(Error::JobCancelled { job_id: id, error: job.last_error }),
+                JobStatus::Cancelled => {
+                    return Err(Error::JobCancelled { job_id: id, error: job.last_error })
+                }
                 JobStatus::Failed | JobStatus::Dead if job.cancel_requested => {
                     return Err(Error::JobCancelled { job_id: id, error: job.last_error })
                 }
@@ -86,7 +94,12 @@ impl Queue {
     /// The partial results a job publishes, in order, none dropped or repeated. The stream
     /// ends once the job is terminal and every partial has been read. An unknown job yields
     /// one `NotFound` error; `timeout` (`None`: no limit) running out yields one `Timeout`.
-    pub fn stream(&self, id: &str, timeout: Option<Duration>, poll: Option<Duration>) -> Result<PartialStream> {
+    pub fn stream(
+        &self,
+        id: &str,
+        timeout: Option<Duration>,
+        poll: Option<Duration>,
+    ) -> Result<PartialStream> {
         let id = parse_id(id)?;
         let cap = poll_ms(poll)?;
         let state = StreamState {
@@ -152,7 +165,8 @@ impl StreamState {
     /// terminal status are the last ones, so an empty read then ends the stream.
     async fn fill(&mut self) -> Result<bool> {
         let store = &self.queue.store;
-        let job = store.get(&self.id).await?.ok_or_else(|| flexiq_core::Error::JobNotFound(self.id.clone()))?;
+        let job =
+            store.get(&self.id).await?.ok_or_else(|| flexiq_core::Error::JobNotFound(self.id.clone()))?;
         let parts = store.partials(&self.id, self.after, PARTIAL_BATCH).await?;
         if let Some(last) = parts.last() {
             self.after = last.seq;

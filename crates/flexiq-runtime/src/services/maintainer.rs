@@ -145,7 +145,12 @@ impl Maintainer {
 }
 
 /// A worker's background maintenance loop: a round every interval until `stop`, then resign.
-pub(crate) async fn run_maintenance(queue: Queue, config: MaintenanceConfig, holder: String, stop: CancellationToken) {
+pub(crate) async fn run_maintenance(
+    queue: Queue,
+    config: MaintenanceConfig,
+    holder: String,
+    stop: CancellationToken,
+) {
     let maintainer = match Maintainer::new(&queue, config, holder) {
         Ok(m) => m,
         Err(e) => {

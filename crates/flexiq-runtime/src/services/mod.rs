@@ -11,7 +11,7 @@ mod retention;
 
 pub use archiver::{ArchiveConfig, ArchiveReport, Archiver};
 pub use elector::{Elector, ElectorConfig, ElectorReport, CLEANER_LEASE};
-pub use maintainer::{MaintenanceConfig, MaintenanceReport, Maintainer};
+pub use maintainer::{Maintainer, MaintenanceConfig, MaintenanceReport};
 pub use pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
 pub use rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};
 pub use retention::{RetentionReport, RetentionSweepConfig, RetentionSweeper};

@@ -64,7 +64,8 @@ impl RetentionSweeper {
         let windows = retention.windows_ms();
         let now = self.queue.now_ms();
         let store = self.queue.store();
-        let deleted = if retention.enabled() { store.retention_purge(&windows, now).await? } else { BTreeMap::new() };
+        let deleted =
+            if retention.enabled() { store.retention_purge(&windows, now).await? } else { BTreeMap::new() };
         let total = deleted.values().sum();
         let effective = EffectiveRetention {
             enabled: retention.enabled(),

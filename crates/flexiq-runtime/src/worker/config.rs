@@ -155,7 +155,8 @@ mod tests {
             .contains("half the lease"));
         assert!(bad(WorkerConfig { poll_interval: Duration::ZERO, ..Default::default() }).contains("poll"));
         assert!(TaskOptions { timeout: Some(Duration::ZERO), soft_timeout: None }.validate().is_err());
-        let inverted = TaskOptions { timeout: Some(Duration::from_secs(1)), soft_timeout: Some(Duration::from_secs(2)) };
+        let inverted =
+            TaskOptions { timeout: Some(Duration::from_secs(1)), soft_timeout: Some(Duration::from_secs(2)) };
         assert!(inverted.validate().is_err());
     }
 }

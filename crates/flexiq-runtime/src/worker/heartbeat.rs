@@ -28,12 +28,8 @@ pub(crate) async fn run_heartbeats(shared: Arc<Shared>, info: WorkerInfo, stop: 
 
 pub(crate) async fn beat(shared: &Shared, info: &WorkerInfo) {
     let now = shared.queue.now_ms();
-    let held: Vec<_> = shared
-        .active
-        .lock()
-        .iter()
-        .map(|(id, a)| (id.clone(), a.fence, a.cancel.clone()))
-        .collect();
+    let held: Vec<_> =
+        shared.active.lock().iter().map(|(id, a)| (id.clone(), a.fence, a.cancel.clone())).collect();
     if !held.is_empty() {
         let pairs = held.iter().map(|(id, fence, _)| (id.clone(), *fence)).collect();
         match shared.queue.store().heartbeat(pairs, now).await {

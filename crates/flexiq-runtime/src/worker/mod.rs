@@ -107,7 +107,10 @@ impl Worker {
         validate_name("task name", task)?;
         opts.validate()?;
         if self.handlers.contains_key(task) {
-            return Err(Error::invalid(format!("task {task} is already registered on worker {}", self.worker_id)));
+            return Err(Error::invalid(format!(
+                "task {task} is already registered on worker {}",
+                self.worker_id
+            )));
         }
         self.handlers.insert(task.to_string(), (h, opts));
         Ok(self)
@@ -181,9 +184,9 @@ impl WorkerHandle {
 
     /// Waits for the worker to stop (after its token was cancelled elsewhere).
     pub async fn join(self) -> Result<WorkerCounters> {
-        self.join
-            .await
-            .map_err(|e| Error::Core(flexiq_core::Error::backend(format!("worker {} task failed: {e}", self.worker_id))))?
+        self.join.await.map_err(|e| {
+            Error::Core(flexiq_core::Error::backend(format!("worker {} task failed: {e}", self.worker_id)))
+        })?
     }
 }
 

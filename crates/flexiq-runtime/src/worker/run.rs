@@ -52,7 +52,12 @@ pub(crate) async fn run(shared: Arc<Shared>, shutdown: CancellationToken) -> Res
     let stop_background = CancellationToken::new();
     let heartbeats = tokio::spawn(run_heartbeats(shared.clone(), info.clone(), stop_background.clone()));
     let maintenance = cfg.maintenance.clone().map(|m| {
-        tokio::spawn(run_maintenance(shared.queue.clone(), m, shared.worker_id.clone(), stop_background.clone()))
+        tokio::spawn(run_maintenance(
+            shared.queue.clone(),
+            m,
+            shared.worker_id.clone(),
+            stop_background.clone(),
+        ))
     });
 
     let (done_tx, done_rx) = mpsc::unbounded_channel();

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use flexiq_runtime::core::store::{Ack, AckKind, ClaimRequest};
 use flexiq_runtime::services::{ElectorConfig, MaintenanceConfig, RescueConfig};
-use flexiq_runtime::{connect, Backoff, ClaimedJob, ConnectOptions, EnqueueOptions, JobId, ManualClock, Queue, WorkerConfig};
+use flexiq_runtime::{
+    connect, Backoff, ClaimedJob, ConnectOptions, EnqueueOptions, JobId, ManualClock, Queue, WorkerConfig,
+};
 use tempfile::TempDir;
 
 /// A queue on a fresh SQLite file; the directory lives as long as this value.

@@ -17,7 +17,8 @@ async fn a_lost_lease_is_superseded_and_the_newer_result_stands() {
     let first_saw = Arc::new(parking_lot::Mutex::new(None));
 
     // One slot and no prefetch: the first worker cannot re-claim the job itself.
-    let config = WorkerConfig { worker_id: Some("first".into()), concurrency: 1, prefetch: 0, ..quiet_config() };
+    let config =
+        WorkerConfig { worker_id: Some("first".into()), concurrency: 1, prefetch: 0, ..quiet_config() };
     let mut first = Worker::new(q.clone(), config).unwrap();
     let (gate, saw) = (release_first.clone(), first_saw.clone());
     first
@@ -44,7 +45,8 @@ async fn a_lost_lease_is_superseded_and_the_newer_result_stands() {
     let rescuer = Rescuer::new(&q, RescueConfig { stale_after: Duration::from_secs(30) }).unwrap();
     assert_eq!(rescuer.run_once().await.unwrap().released, vec![id.clone()]);
 
-    let mut second = Worker::new(q.clone(), WorkerConfig { worker_id: Some("second".into()), ..quiet_config() }).unwrap();
+    let mut second =
+        Worker::new(q.clone(), WorkerConfig { worker_id: Some("second".into()), ..quiet_config() }).unwrap();
     second.register("job", |_| async { Ok(Some(b"second".to_vec())) }).unwrap();
     let second = second.start();
     let result = q.result(id.as_str(), Some(Duration::from_secs(10)), None).await.unwrap();

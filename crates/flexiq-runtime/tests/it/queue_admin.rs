@@ -73,9 +73,10 @@ async fn settings_get_set_compare_and_delete() {
 #[tokio::test]
 async fn migrate_is_idempotent_and_works_without_auto_migrate() {
     let migrated = open().await;
-    let q = flexiq_runtime::connect(&migrated.url, ConnectOptions { auto_migrate: false, ..Default::default() })
-        .await
-        .unwrap();
+    let q =
+        flexiq_runtime::connect(&migrated.url, ConnectOptions { auto_migrate: false, ..Default::default() })
+            .await
+            .unwrap();
     let again = q.migrate().await.unwrap();
     assert!(again.applied.is_empty(), "{again:?}");
     assert!(q.migrate().await.unwrap().applied.is_empty());
@@ -89,5 +90,8 @@ async fn contract_floor_reads_and_moves_within_this_build() {
     q.set_min_contract(i64::from(flexiq_runtime::core::CONTRACT_LEVEL)).await.unwrap();
     assert_eq!(q.min_contract().await.unwrap(), flexiq_runtime::core::CONTRACT_LEVEL);
     assert_code!(q.set_min_contract(0).await, "INVALID_ARGUMENT");
-    assert_code!(q.set_min_contract(i64::from(flexiq_runtime::core::CONTRACT_LEVEL) + 1).await, "INVALID_ARGUMENT");
+    assert_code!(
+        q.set_min_contract(i64::from(flexiq_runtime::core::CONTRACT_LEVEL) + 1).await,
+        "INVALID_ARGUMENT"
+    );
 }

@@ -149,10 +149,16 @@ async fn partials_logs_and_progress_of_a_running_job() {
     assert_eq!(q.publish_partial(id.as_str(), b"two".to_vec()).await.unwrap(), 2);
     q.log(id.as_str(), "info", "working").await.unwrap();
     assert_eq!(q.job_logs(id.as_str()).await.unwrap()[0].message, "working");
-    assert_eq!(q.set_progress(id.as_str(), c.fence, 50.0).await.unwrap(), flexiq_runtime::AckOutcome::Acknowledged);
+    assert_eq!(
+        q.set_progress(id.as_str(), c.fence, 50.0).await.unwrap(),
+        flexiq_runtime::AckOutcome::Acknowledged
+    );
     assert_eq!(q.get_job(id.as_str()).await.unwrap().unwrap().progress, Some(50.0));
     let stale = flexiq_runtime::Fence { attempt: 9, ..c.fence };
-    assert_eq!(q.set_progress(id.as_str(), stale, 60.0).await.unwrap(), flexiq_runtime::AckOutcome::Superseded);
+    assert_eq!(
+        q.set_progress(id.as_str(), stale, 60.0).await.unwrap(),
+        flexiq_runtime::AckOutcome::Superseded
+    );
     assert_code!(q.set_progress(id.as_str(), c.fence, 101.0).await, "INVALID_ARGUMENT");
     assert_code!(q.set_progress(id.as_str(), c.fence, f64::NAN).await, "INVALID_ARGUMENT");
     assert_code!(q.publish_partial(UNKNOWN, b"x".to_vec()).await, "NOT_FOUND");

@@ -78,7 +78,8 @@ async fn list_jobs_after_walks_every_job_once() {
 async fn list_jobs_filtered_after_pages_the_wide_filter() {
     let q = open().await;
     seed(&q, 5).await;
-    let f = JobFilter { metadata_contains: Some("n".into()), queue: Some("even".into()), ..Default::default() };
+    let f =
+        JobFilter { metadata_contains: Some("n".into()), queue: Some("even".into()), ..Default::default() };
     let page = q.list_jobs_filtered_after(&f, 2, None).await.unwrap();
     assert_eq!(page.items.len(), 2);
     let rest = q.list_jobs_filtered_after(&f, 2, page.next_cursor.as_deref()).await.unwrap();
@@ -96,7 +97,8 @@ async fn archived_jobs_are_listed_by_offset_and_keyset() {
         finish(&q, AckKind::Complete { result: None }).await;
     }
     clock.advance(2 * 3_600_000);
-    let archiver = Archiver::new(&q, ArchiveConfig { after: Duration::from_secs(3_600), ..Default::default() }).unwrap();
+    let archiver =
+        Archiver::new(&q, ArchiveConfig { after: Duration::from_secs(3_600), ..Default::default() }).unwrap();
     assert_eq!(archiver.run_once().await.unwrap().archived, 3);
     assert_eq!(q.list_archived(10, 0).await.unwrap().len(), 3);
     assert_eq!(q.list_archived(10, 2).await.unwrap().len(), 1);

@@ -82,7 +82,10 @@ async fn count_pending_by_queue_counts_one_queue() {
     q.enqueue("t", b"".to_vec(), on("a")).await.unwrap();
     q.enqueue("t", b"".to_vec(), on("b")).await.unwrap();
     claim(&q, 1).await;
-    assert_eq!(q.count_pending_by_queue("a").await.unwrap() + q.count_pending_by_queue("b").await.unwrap(), 2);
+    assert_eq!(
+        q.count_pending_by_queue("a").await.unwrap() + q.count_pending_by_queue("b").await.unwrap(),
+        2
+    );
     assert_eq!(q.count_pending_by_queue("none").await.unwrap(), 0);
     assert_code!(q.count_pending_by_queue("").await, "INVALID_ARGUMENT");
 }
@@ -91,7 +94,8 @@ async fn count_pending_by_queue_counts_one_queue() {
 async fn list_workers_shows_running_workers() {
     let q = open().await;
     assert!(q.list_workers().await.unwrap().is_empty());
-    let config = flexiq_runtime::WorkerConfig { worker_id: Some("w-listed".into()), ..crate::common::quiet_config() };
+    let config =
+        flexiq_runtime::WorkerConfig { worker_id: Some("w-listed".into()), ..crate::common::quiet_config() };
     let w = flexiq_runtime::Worker::new(q.queue.clone(), config).unwrap().start();
     crate::common::eventually(5, "worker registration", || async {
         q.list_workers().await.unwrap().iter().any(|w| w.id == "w-listed" && w.concurrency == 4)

@@ -75,14 +75,17 @@ async fn stream_yields_every_partial_in_order_then_ends() {
             Ok(None)
         })
         .unwrap();
-    let stream = q.stream(id.as_str(), Some(Duration::from_secs(10)), Some(Duration::from_millis(20))).unwrap();
+    let stream =
+        q.stream(id.as_str(), Some(Duration::from_secs(10)), Some(Duration::from_millis(20))).unwrap();
     let running = worker.start();
     let items: Vec<_> = stream.collect().await;
     running.shutdown().await.unwrap();
     let seqs: Vec<u64> = items.iter().map(|p| p.as_ref().unwrap().seq).collect();
     assert_eq!(seqs, (1..=50).collect::<Vec<_>>());
-    let data: Vec<u32> =
-        items.iter().map(|p| u32::from_le_bytes(p.as_ref().unwrap().data.clone().try_into().unwrap())).collect();
+    let data: Vec<u32> = items
+        .iter()
+        .map(|p| u32::from_le_bytes(p.as_ref().unwrap().data.clone().try_into().unwrap()))
+        .collect();
     assert_eq!(data, (0..50).collect::<Vec<_>>());
 }
 

@@ -117,7 +117,8 @@ async fn killed_worker_processes_never_complete_a_job_twice() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    eventually(60, "all jobs completed", || async { q.stats().await.unwrap().completed == JOBS as u64 }).await;
+    eventually(60, "all jobs completed", || async { q.stats().await.unwrap().completed == JOBS as u64 })
+        .await;
     second.shutdown().await.unwrap();
     assert_completed_exactly_once(&q, JOBS).await;
 
@@ -146,7 +147,8 @@ async fn graceful_shutdown_under_load_leaves_nothing_running() {
     assert!(s.pending > 0, "shut down before the end: {s:?}");
     assert_eq!(first.succeeded, s.completed);
 
-    let mut w = Worker::new(q.queue.clone(), WorkerConfig { worker_id: Some("second".into()), ..config }).unwrap();
+    let mut w =
+        Worker::new(q.queue.clone(), WorkerConfig { worker_id: Some("second".into()), ..config }).unwrap();
     register_step(&mut w);
     let running = w.start();
     eventually(30, "the rest completed", || async { q.stats().await.unwrap().completed == 500 }).await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use flexiq_runtime::core::store::AckKind;
 use flexiq_runtime::core::WorkerInfo;
 use flexiq_runtime::services::{
-    ArchiveConfig, Archiver, Elector, ElectorConfig, MaintenanceConfig, Maintainer, RescueConfig, Rescuer,
+    ArchiveConfig, Archiver, Elector, ElectorConfig, Maintainer, MaintenanceConfig, RescueConfig, Rescuer,
     RetentionSweepConfig, RetentionSweeper, RunawayConfig, RunawayReaper, WorkerPruneConfig, WorkerPruner,
 };
 use flexiq_runtime::{EnqueueOptions, JobStatus, Retention, RetentionTable};
@@ -66,7 +66,8 @@ async fn runaway_reaper_fails_attempts_past_the_cap() {
     let (q, clock) = manual(&q);
     let id = q.enqueue("t", b"".to_vec(), retries(0)).await.unwrap();
     claim(&q, 1).await;
-    let reaper = RunawayReaper::new(&q, RunawayConfig { absolute_cap: Some(Duration::from_secs(60)) }).unwrap();
+    let reaper =
+        RunawayReaper::new(&q, RunawayConfig { absolute_cap: Some(Duration::from_secs(60)) }).unwrap();
     assert!(reaper.run_once().await.unwrap().expired.is_empty());
     clock.advance(61_000);
     assert_eq!(reaper.run_once().await.unwrap().expired, vec![id.clone()]);
@@ -74,7 +75,10 @@ async fn runaway_reaper_fails_attempts_past_the_cap() {
     assert!(job.last_error.unwrap().starts_with("LEASE_ABSOLUTE_CAP"));
     let off = RunawayReaper::new(&q, RunawayConfig { absolute_cap: None }).unwrap();
     assert!(off.run_once().await.unwrap().expired.is_empty());
-    assert_code!(RunawayReaper::new(&q, RunawayConfig { absolute_cap: Some(Duration::ZERO) }), "INVALID_ARGUMENT");
+    assert_code!(
+        RunawayReaper::new(&q, RunawayConfig { absolute_cap: Some(Duration::ZERO) }),
+        "INVALID_ARGUMENT"
+    );
 }
 
 #[tokio::test]
@@ -114,13 +118,18 @@ async fn retention_sweep_deletes_old_history_and_publishes_windows() {
     let eff = q.effective_retention().await.unwrap().unwrap();
     assert_eq!(eff, report.effective);
     assert_eq!(eff.reported_at, q.now_ms());
-    let off = RetentionSweeper::new(&q, RetentionSweepConfig { retention: Some(Retention::default()) }).unwrap();
+    let off =
+        RetentionSweeper::new(&q, RetentionSweepConfig { retention: Some(Retention::default()) }).unwrap();
     off.run_once().await.unwrap();
     assert!(!q.effective_retention().await.unwrap().unwrap().enabled, "off is reported, not absent");
-    let defaults = RetentionSweeper::new(&q, RetentionSweepConfig::default()).unwrap().run_once().await.unwrap();
+    let defaults =
+        RetentionSweeper::new(&q, RetentionSweepConfig::default()).unwrap().run_once().await.unwrap();
     assert!(defaults.effective.defaulted);
     let bad = Retention { task_logs: Some(0), ..Default::default() };
-    assert_code!(RetentionSweeper::new(&q, RetentionSweepConfig { retention: Some(bad) }), "INVALID_ARGUMENT");
+    assert_code!(
+        RetentionSweeper::new(&q, RetentionSweepConfig { retention: Some(bad) }),
+        "INVALID_ARGUMENT"
+    );
 }
 
 #[tokio::test]
@@ -143,7 +152,10 @@ async fn pruner_forgets_silent_workers() {
     assert_eq!(pruner.run_once().await.unwrap().pruned, 1);
     let ids: Vec<_> = q.list_workers().await.unwrap().into_iter().map(|w| w.id).collect();
     assert_eq!(ids, ["new"]);
-    assert_code!(WorkerPruner::new(&q, WorkerPruneConfig { stale_after: Duration::ZERO }), "INVALID_ARGUMENT");
+    assert_code!(
+        WorkerPruner::new(&q, WorkerPruneConfig { stale_after: Duration::ZERO }),
+        "INVALID_ARGUMENT"
+    );
 }
 
 #[tokio::test]

@@ -66,7 +66,9 @@ async fn fatal_errors_fail_without_retrying() {
 #[tokio::test]
 async fn unknown_tasks_fail_non_retryably_with_a_clear_error() {
     let q = open().await;
-    let mut w = Worker::new(q.queue.clone(), WorkerConfig { worker_id: Some("w-known".into()), ..quiet_config() }).unwrap();
+    let mut w =
+        Worker::new(q.queue.clone(), WorkerConfig { worker_id: Some("w-known".into()), ..quiet_config() })
+            .unwrap();
     w.register("known", |_| async { Ok(None) }).unwrap();
     let running = w.start();
     let id = q.enqueue("mystery", b"".to_vec(), retries(3)).await.unwrap();
@@ -127,7 +129,8 @@ async fn hard_timeout_cancels_the_handler_and_fails_retryably() {
 async fn soft_timeout_signals_the_handler() {
     let q = open().await;
     let mut w = Worker::new(q.queue.clone(), quiet_config()).unwrap();
-    let opts = TaskOptions { soft_timeout: Some(Duration::from_millis(30)), timeout: Some(Duration::from_secs(30)) };
+    let opts =
+        TaskOptions { soft_timeout: Some(Duration::from_millis(30)), timeout: Some(Duration::from_secs(30)) };
     w.register_with("long", opts, |ctx| async move {
         ctx.soft_timeout().cancelled().await;
         Ok(Some(b"wrapped up".to_vec()))
@@ -180,7 +183,11 @@ async fn concurrency_limit_and_queue_selection_hold() {
         }
     })
     .unwrap();
-    let other = q.enqueue("work", b"".to_vec(), EnqueueOptions { queue: Some("theirs".into()), ..Default::default() });
+    let other = q.enqueue(
+        "work",
+        b"".to_vec(),
+        EnqueueOptions { queue: Some("theirs".into()), ..Default::default() },
+    );
     let other = other.await.unwrap();
     let mut ids = Vec::new();
     for _ in 0..12 {
@@ -199,7 +206,10 @@ async fn concurrency_limit_and_queue_selection_hold() {
 #[tokio::test]
 async fn registration_and_config_errors_are_typed() {
     let q = open().await;
-    assert_code!(Worker::new(q.queue.clone(), WorkerConfig { concurrency: 0, ..quiet_config() }), "INVALID_ARGUMENT");
+    assert_code!(
+        Worker::new(q.queue.clone(), WorkerConfig { concurrency: 0, ..quiet_config() }),
+        "INVALID_ARGUMENT"
+    );
     let mut w = Worker::new(q.queue.clone(), quiet_config()).unwrap();
     w.register("a", |_| async { Ok(None) }).unwrap();
     assert_code!(w.register("a", |_| async { Ok(None) }).map(|_| ()), "INVALID_ARGUMENT");
@@ -235,7 +245,8 @@ async fn graceful_shutdown_finishes_running_work_and_returns_the_rest() {
 #[tokio::test]
 async fn shutdown_deadline_gives_back_stuck_handlers() {
     let q = open().await;
-    let config = WorkerConfig { concurrency: 2, shutdown_timeout: Duration::from_millis(100), ..quiet_config() };
+    let config =
+        WorkerConfig { concurrency: 2, shutdown_timeout: Duration::from_millis(100), ..quiet_config() };
     let mut w = Worker::new(q.queue.clone(), config).unwrap();
     w.register("stuck", |_| async {
         tokio::time::sleep(Duration::from_secs(3_600)).await;
