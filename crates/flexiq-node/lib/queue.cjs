@@ -143,14 +143,16 @@ class Queue {
   }
 
   listJobsAfter(filter, after) {
-    return callAsync(() => this.#native.listJobsAfter(options('listJobsAfter filter', filter, LIST_FILTER), after));
+    return page(callAsync(() => this.#native.listJobsAfter(options('listJobsAfter filter', filter, LIST_FILTER), after)));
   }
 
   listJobsFilteredAfter(filter, after) {
-    return callAsync(() =>
-      this.#native.listJobsFilteredAfter(
-        createdRange(options('listJobsFilteredAfter filter', filter, LIST_FILTER_WIDE)),
-        after,
+    return page(
+      callAsync(() =>
+        this.#native.listJobsFilteredAfter(
+          createdRange(options('listJobsFilteredAfter filter', filter, LIST_FILTER_WIDE)),
+          after,
+        ),
       ),
     );
   }
@@ -184,7 +186,7 @@ class Queue {
   }
 
   listArchivedAfter(limit, after) {
-    return callAsync(() => this.#native.listArchivedAfter(limit, after));
+    return page(callAsync(() => this.#native.listArchivedAfter(limit, after)));
   }
 
   // ---- stats and dead letters ----
@@ -218,7 +220,7 @@ class Queue {
   }
 
   deadLettersAfter(limit, after) {
-    return callAsync(() => this.#native.deadLettersAfter(limit, after));
+    return page(callAsync(() => this.#native.deadLettersAfter(limit, after)));
   }
 
   retryDead(deadId) {
@@ -318,6 +320,12 @@ class Queue {
     if (this.#native.closed) throw new FlexiqError('CLOSED', `closed: queue on namespace ${this.namespace} is closed`);
     return new Worker(this.#native, new Map(this.#tasks), opts);
   }
+}
+
+/** A keyset page with `nextCursor: null` on the last page. */
+async function page(p) {
+  const r = await p;
+  return { items: r.items, nextCursor: r.nextCursor ?? null };
 }
 
 async function* partials(s) {

@@ -46,7 +46,9 @@ async fn drop_schema(schema: &str) {
 async fn truncate(schema: &str) {
     admin()
         .await
-        .batch_execute(&format!("TRUNCATE \"{schema}\".jobs, \"{schema}\".task_metrics, \"{schema}\".job_errors"))
+        .batch_execute(&format!(
+            "TRUNCATE \"{schema}\".jobs, \"{schema}\".task_metrics, \"{schema}\".job_errors"
+        ))
         .await
         .unwrap();
 }
@@ -72,7 +74,11 @@ async fn drain_loop(s: PgStore, left: Arc<AtomicU64>) {
         }
         let acks: Vec<Ack> = claimed
             .iter()
-            .map(|c| Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } })
+            .map(|c| Ack {
+                job_id: c.job.id.clone(),
+                fence: c.fence,
+                kind: AckKind::Complete { result: None },
+            })
             .collect();
         let n = acks.len() as u64;
         s.ack(acks, now).await.unwrap();
@@ -136,11 +142,15 @@ fn store_benches(c: &mut Criterion) {
                     truncate(&schema).await;
                     for _ in 0..5 {
                         let jobs: Vec<NewJob> = (0..10_000).map(|_| job("bench")).collect();
-                        store.enqueue(EnqueueRequest { jobs, max_pending: None, now: now_ms() }).await.unwrap();
+                        store
+                            .enqueue(EnqueueRequest { jobs, max_pending: None, now: now_ms() })
+                            .await
+                            .unwrap();
                     }
                     let left = Arc::new(AtomicU64::new(50_000));
                     let t = Instant::now();
-                    let loops: Vec<_> = (0..8).map(|_| tokio::spawn(drain_loop(store.clone(), left.clone()))).collect();
+                    let loops: Vec<_> =
+                        (0..8).map(|_| tokio::spawn(drain_loop(store.clone(), left.clone()))).collect();
                     for l in loops {
                         l.await.unwrap();
                     }
@@ -234,7 +244,11 @@ async fn raw_clients(n: usize) -> Vec<Arc<tokio_postgres::Client>> {
 }
 
 /// The same work in hand-written SQL on plain tokio-postgres connections.
-fn raw_benches(rt: &Runtime, schema: &str, g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+fn raw_benches(
+    rt: &Runtime,
+    schema: &str,
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+) {
     let table = format!("\"{schema}\".raw_jobs");
     let clients = rt.block_on(async {
         let c = admin().await;
@@ -283,11 +297,11 @@ fn raw_benches(rt: &Runtime, schema: &str, g: &mut criterion::BenchmarkGroup<'_,
                     clients[0]
                         .batch_execute(&format!(
                             "TRUNCATE {table}; INSERT INTO {table} (id, queue, task, payload, run_at, created_at) \
-                             SELECT gen_random_uuid(), 'bench', 'noop', '\\x7b7d', g, g FROM generate_series(1, 50000) g; \
-                             VACUUM ANALYZE {table};"
+                             SELECT gen_random_uuid(), 'bench', 'noop', '\\x7b7d', g, g FROM generate_series(1, 50000) g;"
                         ))
                         .await
                         .unwrap();
+                    clients[0].batch_execute(&format!("VACUUM ANALYZE {table}")).await.unwrap();
                     let left = Arc::new(AtomicU64::new(50_000));
                     let t = Instant::now();
                     let loops: Vec<_> = clients[..8]

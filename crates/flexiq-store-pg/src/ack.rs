@@ -54,9 +54,13 @@ impl PgStore {
                     };
                     let (event, result) = match ack.kind {
                         AckKind::Complete { result } => (Event::Complete { fence: ack.fence }, Some(result)),
-                        AckKind::Fail { error, retryable } => (Event::Fail { fence: ack.fence, error, retryable }, None),
+                        AckKind::Fail { error, retryable } => {
+                            (Event::Fail { fence: ack.fence, error, retryable }, None)
+                        }
                         AckKind::Suspend { until } => (Event::Suspend { fence: ack.fence, until }, None),
-                        AckKind::Defer { until, reason } => (Event::Defer { fence: ack.fence, until, reason }, None),
+                        AckKind::Defer { until, reason } => {
+                            (Event::Defer { fence: ack.fence, until, reason }, None)
+                        }
                     };
                     match transition(&l.state, &event, now) {
                         Ok(next) => {
@@ -68,7 +72,9 @@ impl PgStore {
                             decided.insert(*id, ch);
                             outcomes.push(AckOutcome::Acknowledged);
                         }
-                        Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => outcomes.push(AckOutcome::Superseded),
+                        Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => {
+                            outcomes.push(AckOutcome::Superseded)
+                        }
                     }
                 }
                 let mut changes: Vec<Change> = decided.into_values().collect();
@@ -81,7 +87,11 @@ impl PgStore {
         Ok(outcomes)
     }
 
-    pub(crate) async fn heartbeat_jobs(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
+    pub(crate) async fn heartbeat_jobs(
+        &self,
+        jobs: Vec<(JobId, Fence)>,
+        now: i64,
+    ) -> Result<Vec<HeartbeatReply>> {
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
@@ -101,13 +111,21 @@ impl PgStore {
         // A superseded attempt still learns whether cancellation was requested.
         let mut flags: HashMap<Uuid, bool> = HashMap::new();
         if !flagged.is_empty() {
-            let sql = self.sql("SELECT id, cancel_requested FROM {S}.jobs WHERE namespace = $1 AND id = ANY($2)");
-            flags = c.rows("heartbeat", &sql, &[&ns, &flagged]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let sql =
+                self.sql("SELECT id, cancel_requested FROM {S}.jobs WHERE namespace = $1 AND id = ANY($2)");
+            flags = c
+                .rows("heartbeat", &sql, &[&ns, &flagged])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
         }
         let out = ids
             .iter()
             .map(|id| match renewed.get(id) {
-                Some(cancel) => HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: *cancel },
+                Some(cancel) => {
+                    HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: *cancel }
+                }
                 None => HeartbeatReply {
                     outcome: AckOutcome::Superseded,
                     cancel_requested: flags.get(id).copied().unwrap_or(false),
@@ -119,7 +137,14 @@ impl PgStore {
 
     /// Applies `event` to running jobs selected by `where_sql` (a condition on alias `j`
     /// with `$1` namespace and `$2` a cutoff), skipping rows other transactions hold.
-    async fn expire_running(&self, what: &str, where_sql: &str, cutoff: i64, event: Event, now: i64) -> Result<Vec<JobId>> {
+    async fn expire_running(
+        &self,
+        what: &str,
+        where_sql: &str,
+        cutoff: i64,
+        event: Event,
+        now: i64,
+    ) -> Result<Vec<JobId>> {
         let c = self.conn().await?;
         let ns: &str = &self.ns;
         let mut fx = Effects::default();
@@ -161,7 +186,8 @@ impl PgStore {
 
     pub(crate) async fn expire_runaway_jobs(&self, cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let cutoff = now.saturating_sub(i64_of("absolute cap ms", cap_ms)?);
-        self.expire_running("expire runaway jobs", "j.started_at < $2", cutoff, Event::RunawayExpired, now).await
+        self.expire_running("expire runaway jobs", "j.started_at < $2", cutoff, Event::RunawayExpired, now)
+            .await
     }
 
     /// Loads one job under lock and applies `event` when the state machine allows it; returns

@@ -91,7 +91,14 @@ const METRICS: &str = "INSERT INTO {S}.task_metrics (namespace, job_id, task, qu
 impl PgStore {
     /// Writes `changes` and their row side effects; sends `COMMIT` in the same flight when
     /// `commit` is set. Returns the updated job rows when `returning` is set.
-    pub(crate) async fn write(&self, c: &Conn, changes: &[Change], now: i64, returning: bool, commit: bool) -> Result<Vec<Row>> {
+    pub(crate) async fn write(
+        &self,
+        c: &Conn,
+        changes: &[Change],
+        now: i64,
+        returning: bool,
+        commit: bool,
+    ) -> Result<Vec<Row>> {
         if changes.is_empty() {
             if commit {
                 c.commit().await?;
@@ -99,10 +106,14 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let n = changes.len();
-        let (mut ids, mut status, mut attempt) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut run_at, mut started, mut finished) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut last_error, mut clear_lease, mut worker) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut set_result, mut result, mut clear_cancel) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut ids, mut status, mut attempt) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut run_at, mut started, mut finished) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut last_error, mut clear_lease, mut worker) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut set_result, mut result, mut clear_cancel) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut e_ids, mut e_jobs, mut e_attempts, mut e_texts) = (vec![], vec![], vec![], vec![]);
         let (mut d_ids, mut d_jobs) = (vec![], vec![]);
         let (mut m_jobs, mut m_tasks, mut m_queues, mut m_attempts, mut m_ok, mut m_dur) =
@@ -153,13 +164,24 @@ impl PgStore {
         let met_st = if m_jobs.is_empty() { None } else { Some(c.prep(what, &self.sql(METRICS)).await?) };
         let ns: &str = &self.ns;
         let upd_params: [&(dyn ToSql + Sync); 12] = [
-            &ids, &status, &attempt, &run_at, &started, &finished, &last_error, &clear_lease, &worker, &set_result,
-            &result, &clear_cancel,
+            &ids,
+            &status,
+            &attempt,
+            &run_at,
+            &started,
+            &finished,
+            &last_error,
+            &clear_lease,
+            &worker,
+            &set_result,
+            &result,
+            &clear_cancel,
         ];
         let upd = async { c.query(&upd_st, &upd_params).await.map_err(|e| error::pg(what, e)) };
         let err_params: [&(dyn ToSql + Sync); 6] = [&ns, &now, &e_ids, &e_jobs, &e_attempts, &e_texts];
         let dead_params: [&(dyn ToSql + Sync); 3] = [&now, &d_ids, &d_jobs];
-        let met_params: [&(dyn ToSql + Sync); 8] = [&ns, &now, &m_jobs, &m_tasks, &m_queues, &m_attempts, &m_ok, &m_dur];
+        let met_params: [&(dyn ToSql + Sync); 8] =
+            [&ns, &now, &m_jobs, &m_tasks, &m_queues, &m_attempts, &m_ok, &m_dur];
         let mut rest: Vec<Send<'_>> = Vec::new();
         if let Some(st) = &err_st {
             rest.push(Box::pin(async { c.execute(st, &err_params).await.map_err(|e| error::pg(what, e)) }));
@@ -186,7 +208,13 @@ impl PgStore {
 
     /// Releases or cancels the dependents of `changes`, transitively, inside the open
     /// transaction.
-    pub(crate) async fn cascade(&self, c: &Conn, changes: &[Change], now: i64, fx: &mut Effects) -> Result<()> {
+    pub(crate) async fn cascade(
+        &self,
+        c: &Conn,
+        changes: &[Change],
+        now: i64,
+        fx: &mut Effects,
+    ) -> Result<()> {
         let pick = |f: fn(&Next) -> bool, chs: &[Change]| -> Vec<Uuid> {
             chs.iter().filter(|ch| ch.before.has_dependents && f(&ch.next)).map(|ch| ch.before.id).collect()
         };

@@ -27,7 +27,11 @@ pub(crate) fn claim_sql(limited: bool) -> String {
     } else {
         ("AND q.rate_count IS NULL AND q.concurrency IS NULL", "$4::int8")
     };
-    let caps = if limited { "JOIN unnest($5::text[], $6::int8[]) AS c(queue, cap) ON c.queue = q.queue" } else { "" };
+    let caps = if limited {
+        "JOIN unnest($5::text[], $6::int8[]) AS c(queue, cap) ON c.queue = q.queue"
+    } else {
+        ""
+    };
     format!(
         "SELECT {cols}, j.priority, j.run_at FROM \
            (SELECT q.queue, {cap} AS cap FROM {{S}}.queues q {caps} \
@@ -60,7 +64,11 @@ impl PgStore {
             return Err(Error::invalid("claim limit must be at least 1"));
         }
         if req.limit > flexiq_core::MAX_PAGE {
-            return Err(Error::invalid(format!("claim limit {} is over {}", req.limit, flexiq_core::MAX_PAGE)));
+            return Err(Error::invalid(format!(
+                "claim limit {} is over {}",
+                req.limit,
+                flexiq_core::MAX_PAGE
+            )));
         }
         flexiq_core::options::validate_name("worker id", &req.worker_id)?;
         for q in &req.queues {
@@ -85,11 +93,17 @@ impl PgStore {
                 let mut limited = Vec::new();
                 if !limited_rows.is_empty() {
                     limited = self.limited_caps(&c, &limited_rows, req.limit, now).await?;
-                    let qs: Vec<&str> = limited.iter().filter(|l| l.granted > 0).map(|l| l.queue.as_str()).collect();
-                    let caps: Vec<i64> = limited.iter().filter(|l| l.granted > 0).map(|l| i64::from(l.granted)).collect();
+                    let qs: Vec<&str> =
+                        limited.iter().filter(|l| l.granted > 0).map(|l| l.queue.as_str()).collect();
+                    let caps: Vec<i64> =
+                        limited.iter().filter(|l| l.granted > 0).map(|l| i64::from(l.granted)).collect();
                     if !qs.is_empty() {
                         let more = c
-                            .rows("claim", &self.sql(&claim_sql(true)), &[&ns, &req.queues, &now, &limit, &qs, &caps])
+                            .rows(
+                                "claim",
+                                &self.sql(&claim_sql(true)),
+                                &[&ns, &req.queues, &now, &limit, &qs, &caps],
+                            )
                             .await?;
                         rows.extend(more);
                         sort_claim_order(&mut rows);
@@ -99,7 +113,8 @@ impl PgStore {
                 let mut changes = Vec::with_capacity(rows.len());
                 for r in &rows {
                     let l = loaded(r, 0)?;
-                    let next = transition(&l.state, &Event::Claim, now).map_err(|x| x.into_error(&l.state.id))?;
+                    let next =
+                        transition(&l.state, &Event::Claim, now).map_err(|x| x.into_error(&l.state.id))?;
                     let mut ch = Change::new(l, next);
                     ch.worker = Some(req.worker_id.clone());
                     changes.push(ch);
@@ -109,7 +124,8 @@ impl PgStore {
                 }
                 let order: Vec<Uuid> = changes.iter().map(|ch| ch.before.id).collect();
                 let updated = self.write_and_commit(&c, &changes, now, true, &mut fx).await?;
-                let mut by_id: HashMap<Uuid, Row> = updated.into_iter().map(|r| (r.get::<_, Uuid>(0), r)).collect();
+                let mut by_id: HashMap<Uuid, Row> =
+                    updated.into_iter().map(|r| (r.get::<_, Uuid>(0), r)).collect();
                 let mut out = Vec::with_capacity(order.len());
                 for id in order {
                     if let Some(r) = by_id.remove(&id) {
@@ -136,7 +152,8 @@ impl PgStore {
     ) -> Result<Vec<Limited>> {
         let ns: &str = &self.ns;
         let mut out = Vec::with_capacity(rows.len());
-        let capped: Vec<String> = rows.iter().filter(|r| r.get::<_, Option<i32>>(5).is_some()).map(|r| r.get(0)).collect();
+        let capped: Vec<String> =
+            rows.iter().filter(|r| r.get::<_, Option<i32>>(5).is_some()).map(|r| r.get(0)).collect();
         let mut running: HashMap<String, i64> = HashMap::new();
         if !capped.is_empty() {
             // A fresh statement after the lock: it sees every claim committed before ours.
@@ -176,7 +193,13 @@ impl PgStore {
     }
 
     /// Gives back tokens granted but not used, and stores each bucket.
-    async fn settle_tokens(&self, c: &crate::db::Conn, limited: &mut [Limited], changes: &[Change], now: i64) -> Result<()> {
+    async fn settle_tokens(
+        &self,
+        c: &crate::db::Conn,
+        limited: &mut [Limited],
+        changes: &[Change],
+        now: i64,
+    ) -> Result<()> {
         let ns: &str = &self.ns;
         let (mut qs, mut tokens, mut at) = (Vec::new(), Vec::new(), Vec::new());
         for l in limited.iter_mut() {

@@ -22,7 +22,8 @@ impl PgStore {
         let ns: &str = &self.ns;
         let register =
             self.sql("INSERT INTO {S}.queues (namespace, queue) VALUES ($1, $2) ON CONFLICT DO NOTHING");
-        let update = self.sql(&format!("UPDATE {{S}}.queues SET {assignments} WHERE namespace = $1 AND queue = $2"));
+        let update =
+            self.sql(&format!("UPDATE {{S}}.queues SET {assignments} WHERE namespace = $1 AND queue = $2"));
         let c = self.conn().await?;
         c.tx(async {
             c.exec("queue control", &register, &[&ns, &queue]).await?;
@@ -55,13 +56,16 @@ impl QueueControl for PgStore {
     async fn set_rate_limit(&self, queue: &str, limit: Option<RateLimit>) -> Result<()> {
         if let Some(l) = limit {
             if l.count == 0 || l.per_ms == 0 {
-                return Err(Error::invalid(format!("rate limit {l} of queue {queue} must allow at least one job per window")));
+                return Err(Error::invalid(format!(
+                    "rate limit {l} of queue {queue} must allow at least one job per window"
+                )));
             }
         }
         let rate: Option<(i32, i64)> = match limit {
             Some(l) => Some((
                 i32::try_from(l.count).map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
-                i64::try_from(l.per_ms).map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
+                i64::try_from(l.per_ms)
+                    .map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
             )),
             None => None,
         };
@@ -77,8 +81,12 @@ impl QueueControl for PgStore {
 
     async fn set_concurrency(&self, queue: &str, max: Option<u32>) -> Result<()> {
         let v: Option<i32> = match max {
-            Some(0) => return Err(Error::invalid(format!("concurrency cap of queue {queue} must be at least 1"))),
-            Some(m) => Some(i32::try_from(m).map_err(|_| Error::invalid(format!("concurrency cap {m} is too large")))?),
+            Some(0) => {
+                return Err(Error::invalid(format!("concurrency cap of queue {queue} must be at least 1")))
+            }
+            Some(m) => Some(
+                i32::try_from(m).map_err(|_| Error::invalid(format!("concurrency cap {m} is too large")))?,
+            ),
             None => None,
         };
         self.set_queue(queue, "concurrency = $3", &v).await
@@ -89,9 +97,13 @@ impl QueueControl for PgStore {
         let ns: &str = &self.ns;
         let sql = self.sql("SELECT paused, rate_count, rate_per_ms, concurrency FROM {S}.queues WHERE namespace = $1 AND queue = $2");
         let c = self.conn().await?;
-        let Some(r) = c.opt("queue config", &sql, &[&ns, &queue]).await? else { return Ok(QueueConfig::default()) };
+        let Some(r) = c.opt("queue config", &sql, &[&ns, &queue]).await? else {
+            return Ok(QueueConfig::default());
+        };
         let rate_limit = match (r.get::<_, Option<i32>>(1), r.get::<_, Option<i64>>(2)) {
-            (Some(count), Some(per)) => Some(RateLimit { count: count.max(0) as u32, per_ms: per.max(0) as u64 }),
+            (Some(count), Some(per)) => {
+                Some(RateLimit { count: count.max(0) as u32, per_ms: per.max(0) as u64 })
+            }
             _ => None,
         };
         Ok(QueueConfig {
@@ -131,7 +143,8 @@ impl QueueControl for PgStore {
     async fn revoke_task(&self, task: &str) -> Result<()> {
         validate_name("task name", task)?;
         let ns: &str = &self.ns;
-        let sql = self.sql("INSERT INTO {S}.revoked_tasks (namespace, task) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+        let sql = self
+            .sql("INSERT INTO {S}.revoked_tasks (namespace, task) VALUES ($1, $2) ON CONFLICT DO NOTHING");
         let c = self.conn().await?;
         c.exec("revoke task", &sql, &[&ns, &task]).await?;
         Ok(())

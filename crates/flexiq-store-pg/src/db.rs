@@ -38,7 +38,12 @@ impl Conn {
     }
 
     /// Runs a statement and returns its rows.
-    pub(crate) async fn rows(&self, what: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+    pub(crate) async fn rows(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>> {
         let st = self.prep(what, sql).await?;
         self.client().query(&st, params).await.map_err(|e| error::pg(what, e))
     }
@@ -50,7 +55,12 @@ impl Conn {
     }
 
     /// Runs a statement expected to return at most one row.
-    pub(crate) async fn opt(&self, what: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
+    pub(crate) async fn opt(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>> {
         Ok(self.rows(what, sql, params).await?.into_iter().next())
     }
 
@@ -123,7 +133,8 @@ impl Drop for Conn {
 
 /// Parses a job id into the stored UUID.
 pub(crate) fn uid(id: &flexiq_core::JobId) -> Result<Uuid> {
-    Uuid::parse_str(id.as_str()).map_err(|_| Error::invalid(format!("job id {:?} is not a UUID", id.as_str())))
+    Uuid::parse_str(id.as_str())
+        .map_err(|_| Error::invalid(format!("job id {:?} is not a UUID", id.as_str())))
 }
 
 /// The job id of a stored UUID.

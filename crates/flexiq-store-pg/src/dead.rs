@@ -35,14 +35,19 @@ fn not_found(id: &str) -> Error {
 impl DeadLetters for PgStore {
     async fn dead_letters(&self, task: Option<&str>, limit: u32, offset: u64) -> Result<Vec<DeadJob>> {
         let limit = i64::from(validate_limit(i64::from(limit))?);
-        let offset = i64::try_from(offset).map_err(|_| Error::invalid(format!("offset {offset} is too large")))?;
+        let offset =
+            i64::try_from(offset).map_err(|_| Error::invalid(format!("offset {offset} is too large")))?;
         let ns: &str = &self.ns;
         let sql = self.sql(&format!(
             "SELECT {COLS} FROM {{S}}.dead_letters WHERE namespace = $1 AND ($2::text IS NULL OR task_name = $2) \
              ORDER BY failed_at DESC, id DESC LIMIT $3 OFFSET $4"
         ));
         let c = self.conn().await?;
-        Ok(c.rows("list dead letters", &sql, &[&ns, &task, &limit, &offset]).await?.iter().map(dead).collect())
+        Ok(c.rows("list dead letters", &sql, &[&ns, &task, &limit, &offset])
+            .await?
+            .iter()
+            .map(dead)
+            .collect())
     }
 
     async fn dead_letters_after(&self, limit: u32, after: Option<&str>) -> Result<Page<DeadJob>> {
@@ -61,8 +66,12 @@ impl DeadLetters for PgStore {
              ORDER BY failed_at DESC, id DESC LIMIT $4"
         ));
         let c = self.conn().await?;
-        let rows: Vec<DeadJob> =
-            c.rows("list dead letters", &sql, &[&ns, &key, &id, &(lim + 1)]).await?.iter().map(dead).collect();
+        let rows: Vec<DeadJob> = c
+            .rows("list dead letters", &sql, &[&ns, &key, &id, &(lim + 1)])
+            .await?
+            .iter()
+            .map(dead)
+            .collect();
         Ok(page_from_rows(rows, limit as usize, "dead_letters", 0, |d| (d.failed_at, d.id.clone())))
     }
 

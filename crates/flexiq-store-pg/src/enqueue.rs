@@ -67,7 +67,8 @@ impl Cols {
     fn push(&mut self, id: Uuid, j: NewJob) -> Result<()> {
         self.id.push(id);
         self.priority.push(j.priority);
-        self.max_retries.push(i32::try_from(j.max_retries).map_err(|_| Error::invalid("max_retries is too large"))?);
+        self.max_retries
+            .push(i32::try_from(j.max_retries).map_err(|_| Error::invalid("max_retries is too large"))?);
         self.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
         self.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
         self.run_at.push(j.run_at);
@@ -146,9 +147,24 @@ impl PgStore {
                 "enqueue",
                 &self.sql(FAST_INSERT),
                 &[
-                    &ns, &tasks, &queues, &req.now, &cols.id, &cols.queue, &cols.task, &cols.payload, &cols.priority,
-                    &cols.max_retries, &cols.bb, &cols.bm, &cols.run_at, &cols.timeout, &cols.metadata, &cols.grp,
-                    &cols.wr, &cols.ws,
+                    &ns,
+                    &tasks,
+                    &queues,
+                    &req.now,
+                    &cols.id,
+                    &cols.queue,
+                    &cols.task,
+                    &cols.payload,
+                    &cols.priority,
+                    &cols.max_retries,
+                    &cols.bb,
+                    &cols.bm,
+                    &cols.run_at,
+                    &cols.timeout,
+                    &cols.metadata,
+                    &cols.grp,
+                    &cols.wr,
+                    &cols.ws,
                 ],
             )
             .await?;

@@ -21,7 +21,12 @@ impl PgStore {
     }
 
     /// The plan PostgreSQL picks for a keyset page of `list_jobs_after(filter, limit, after)`.
-    pub async fn explain_list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<String> {
+    pub async fn explain_list_jobs_after(
+        &self,
+        filter: &JobFilter,
+        limit: u32,
+        after: Option<&str>,
+    ) -> Result<String> {
         let (sql, params) = self.keyset_sql(filter, limit, after)?;
         self.explain(&format!("EXPLAIN {sql}"), &refs(&params)).await
     }

@@ -35,7 +35,10 @@ impl History for PgStore {
     async fn publish_partial(&self, id: &JobId, data: Vec<u8>, now: i64) -> Result<u64> {
         let u = uid(id)?;
         if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!("partial result of job {id} is {} bytes, over the limit", data.len())));
+            return Err(Error::invalid(format!(
+                "partial result of job {id} is {} bytes, over the limit",
+                data.len()
+            )));
         }
         let ns: &str = &self.ns;
         let lock = self.sql("SELECT id FROM {S}.jobs WHERE namespace = $1 AND id = $2 FOR UPDATE");
@@ -69,7 +72,11 @@ impl History for PgStore {
         Ok(c.rows("read partials", &sql, &[&u, &after, &limit])
             .await?
             .iter()
-            .map(|r| Partial { seq: r.get::<_, i64>(0).max(0) as u64, data: r.get(1), published_at: r.get(2) })
+            .map(|r| Partial {
+                seq: r.get::<_, i64>(0).max(0) as u64,
+                data: r.get(1),
+                published_at: r.get(2),
+            })
             .collect())
     }
 
@@ -99,7 +106,12 @@ impl History for PgStore {
         Ok(c.rows("read logs", &sql, &[&u, &ns])
             .await?
             .iter()
-            .map(|r| LogEntry { job_id: id.to_string(), level: r.get(0), message: r.get(1), logged_at: r.get(2) })
+            .map(|r| LogEntry {
+                job_id: id.to_string(),
+                level: r.get(0),
+                message: r.get(1),
+                logged_at: r.get(2),
+            })
             .collect())
     }
 

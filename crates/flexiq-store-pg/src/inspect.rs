@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use flexiq_core::cursor::page_from_rows;
 use flexiq_core::store::Inspect;
 use flexiq_core::{
-    validate_limit, Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, Page, Result, Stats,
+    validate_limit, Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, Page, Result,
+    Stats,
 };
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -65,7 +66,8 @@ fn offset_of(offset: u64) -> Result<i64> {
 /// Decodes a keyset cursor into its (sort key, id).
 pub(crate) fn cursor_pos(after: &str, listing: &str, fp: u64) -> Result<(i64, Uuid)> {
     let c = Cursor::decode(after, listing, fp)?;
-    let id = Uuid::parse_str(&c.id).map_err(|_| Error::invalid(format!("cursor for {listing} names no valid id")))?;
+    let id = Uuid::parse_str(&c.id)
+        .map_err(|_| Error::invalid(format!("cursor for {listing} names no valid id")))?;
     Ok((c.sort_key, id))
 }
 
@@ -76,7 +78,12 @@ fn add_stats(map: &mut BTreeMap<String, Stats>, queue: String, st: i16, n: i64) 
 
 impl PgStore {
     /// The keyset page statement of `list_jobs_after` and its parameters.
-    pub(crate) fn keyset_sql(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<(String, Vec<Param>)> {
+    pub(crate) fn keyset_sql(
+        &self,
+        filter: &JobFilter,
+        limit: u32,
+        after: Option<&str>,
+    ) -> Result<(String, Vec<Param>)> {
         let lim = limit_of(limit)?;
         let fp = filter.fingerprint();
         let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
@@ -117,10 +124,17 @@ impl Inspect for PgStore {
         self.select_jobs("list jobs", &sql, &params).await
     }
 
-    async fn list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
+    async fn list_jobs_after(
+        &self,
+        filter: &JobFilter,
+        limit: u32,
+        after: Option<&str>,
+    ) -> Result<Page<Job>> {
         let (sql, params) = self.keyset_sql(filter, limit, after)?;
         let rows = self.select_jobs("list jobs", &sql, &params).await?;
-        Ok(page_from_rows(rows, limit as usize, "jobs", filter.fingerprint(), |j| (j.created_at, j.id.to_string())))
+        Ok(page_from_rows(rows, limit as usize, "jobs", filter.fingerprint(), |j| {
+            (j.created_at, j.id.to_string())
+        }))
     }
 
     async fn stats(&self, queue: Option<&str>) -> Result<Stats> {
@@ -138,7 +152,8 @@ impl Inspect for PgStore {
 
     async fn stats_by_queue(&self) -> Result<BTreeMap<String, Stats>> {
         let ns: &str = &self.ns;
-        let sql = self.sql("SELECT queue, status, count(*) FROM {S}.jobs WHERE namespace = $1 GROUP BY queue, status");
+        let sql = self
+            .sql("SELECT queue, status, count(*) FROM {S}.jobs WHERE namespace = $1 GROUP BY queue, status");
         let c = self.conn().await?;
         let mut map = BTreeMap::new();
         for r in c.rows("stats by queue", &sql, &[&ns]).await? {
@@ -212,7 +227,11 @@ impl Inspect for PgStore {
         for r in c.rows("job graph", &sql, &[&ns, &u]).await? {
             let nid: Uuid = r.get(0);
             ids.insert(nid);
-            dag.nodes.push(DagNode { id: nid.hyphenated().to_string(), task: r.get(1), status: status(r.get(2))? });
+            dag.nodes.push(DagNode {
+                id: nid.hyphenated().to_string(),
+                task: r.get(1),
+                status: status(r.get(2))?,
+            });
         }
         if ids.is_empty() {
             return Ok(dag);
@@ -262,6 +281,8 @@ impl Inspect for PgStore {
             params.len()
         ));
         let rows = self.select_jobs("list archived jobs", &sql, &params).await?;
-        Ok(page_from_rows(rows, limit as usize, "archived", 0, |j| (j.finished_at.unwrap_or(0), j.id.to_string())))
+        Ok(page_from_rows(rows, limit as usize, "archived", 0, |j| {
+            (j.finished_at.unwrap_or(0), j.id.to_string())
+        }))
     }
 }

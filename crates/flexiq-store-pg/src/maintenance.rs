@@ -20,7 +20,12 @@ fn target(t: RetentionTable) -> (&'static str, &'static str) {
 }
 
 impl PgStore {
-    async fn retention(&self, windows: &RetentionWindows, now: i64, delete: bool) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+        delete: bool,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         let ns: &str = &self.ns;
         let c = self.conn().await?;
         let mut out = BTreeMap::new();
@@ -34,7 +39,8 @@ impl PgStore {
                 let sql = self.sql(&format!("DELETE FROM {{S}}.{table} WHERE namespace = $1 AND {col} < $2"));
                 c.exec("retention purge", &sql, &[&ns, &cutoff]).await?
             } else {
-                let sql = self.sql(&format!("SELECT count(*) FROM {{S}}.{table} WHERE namespace = $1 AND {col} < $2"));
+                let sql = self
+                    .sql(&format!("SELECT count(*) FROM {{S}}.{table} WHERE namespace = $1 AND {col} < $2"));
                 c.rows("retention preview", &sql, &[&ns, &cutoff]).await?[0].get::<_, i64>(0).max(0) as u64
             };
             out.insert(t, n);
@@ -58,11 +64,19 @@ impl Maintenance for PgStore {
         c.exec("archive jobs", &sql, &[&ns, &cutoff, &limit, &now]).await
     }
 
-    async fn retention_counts(&self, windows: &RetentionWindows, now: i64) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention_counts(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         self.retention(windows, now, false).await
     }
 
-    async fn retention_purge(&self, windows: &RetentionWindows, now: i64) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention_purge(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         self.retention(windows, now, true).await
     }
 
@@ -85,8 +99,12 @@ impl Maintenance for PgStore {
                task_metrics_ms = EXCLUDED.task_metrics_ms, job_errors_ms = EXCLUDED.job_errors_ms",
         );
         let c = self.conn().await?;
-        c.exec("publish retention", &sql, &[&ns, &eff.enabled, &eff.defaulted, &eff.reported_at, &a, &d, &l, &m, &e])
-            .await?;
+        c.exec(
+            "publish retention",
+            &sql,
+            &[&ns, &eff.enabled, &eff.defaulted, &eff.reported_at, &a, &d, &l, &m, &e],
+        )
+        .await?;
         Ok(())
     }
 

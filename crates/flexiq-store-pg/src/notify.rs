@@ -7,8 +7,9 @@
 //! from about 12,100 to 2,900 transactions/s, while the same NOTIFY issued after commit kept
 //! it above 7,200, and coalesced by the notifier task it costs one statement per burst.
 //! Local waiters are woken directly; other processes hear about work through `flexiq`
-//! channel payloads `w<US>schema<US>namespace` and `j<US>schema<US>namespace<US>id,id,...`
-//! (`<US>` is the ASCII unit separator). The listener reconnects after losing its connection
+//! channel payloads `w<US>schema<US>sender<US>namespace` and
+//! `j<US>schema<US>sender<US>namespace<US>id,id,...` (`<US>` is the ASCII unit separator; a
+//! store ignores its own payloads). The listener reconnects after losing its connection
 //! and then wakes every waiter, since notifications may have been missed; waits are capped so
 //! a poll remains as a safety net.
 
@@ -41,6 +42,8 @@ struct Outbox {
 /// Shared wake-up state of one store (all namespaces of one schema).
 pub(crate) struct Hub {
     schema: String,
+    /// Tags this hub's own payloads so their echo is ignored (local waiters were woken).
+    instance: String,
     work: Mutex<HashMap<String, Arc<Notify>>>,
     jobs: Mutex<HashMap<Uuid, Arc<Notify>>>,
     outbox: Mutex<Outbox>,
@@ -51,6 +54,7 @@ impl Hub {
     pub(crate) fn new(schema: &str) -> Arc<Hub> {
         Arc::new(Hub {
             schema: schema.to_string(),
+            instance: Uuid::new_v4().simple().to_string()[..12].to_string(),
             work: Mutex::new(HashMap::new()),
             jobs: Mutex::new(HashMap::new()),
             outbox: Mutex::new(Outbox::default()),
@@ -124,7 +128,8 @@ impl Hub {
     /// Payloads for everything queued since the last flush.
     fn drain(&self) -> Vec<String> {
         let o = std::mem::take(&mut *self.outbox.lock().unwrap_or_else(|p| p.into_inner()));
-        let mut out: Vec<String> = o.work.iter().map(|ns| format!("w{SEP}{}{SEP}{ns}", self.schema)).collect();
+        let mut out: Vec<String> =
+            o.work.iter().map(|ns| format!("w{SEP}{}{SEP}{}{SEP}{ns}", self.schema, self.instance)).collect();
         let mut by_ns: HashMap<&str, Vec<Uuid>> = HashMap::new();
         for (ns, id) in &o.jobs {
             by_ns.entry(ns.as_str()).or_default().push(*id);
@@ -132,7 +137,7 @@ impl Hub {
         for (ns, mut ids) in by_ns {
             ids.sort_unstable();
             ids.dedup();
-            let head = format!("j{SEP}{}{SEP}{ns}{SEP}", self.schema);
+            let head = format!("j{SEP}{}{SEP}{}{SEP}{ns}{SEP}", self.schema, self.instance);
             let mut cur = head.clone();
             for id in ids {
                 if cur.len() + 33 > MAX_PAYLOAD {
@@ -153,10 +158,12 @@ impl Hub {
     /// Handles one payload heard on the channel.
     fn on_payload(&self, payload: &str) {
         let mut parts = payload.split(SEP);
-        let (Some(kind), Some(schema), Some(ns)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(kind), Some(schema), Some(from), Some(ns)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return;
         };
-        if schema != self.schema {
+        if schema != self.schema || from == self.instance {
             return;
         }
         match kind {
@@ -232,10 +239,11 @@ mod tests {
 
     #[test]
     fn payloads_round_trip_and_split() {
+        let sender = Hub::new("s1");
         let hub = Hub::new("s1");
         let ids: Vec<Uuid> = (0..500).map(|_| Uuid::now_v7()).collect();
-        hub.publish("ns", true, &ids);
-        let p = hub.drain();
+        sender.publish("ns", true, &ids);
+        let p = sender.drain();
         assert!(p.len() >= 3, "{}", p.len());
         assert!(p.iter().all(|x| x.len() <= MAX_PAYLOAD));
         let n = hub.job_notify(ids[499]);
@@ -246,8 +254,16 @@ mod tests {
             hub.on_payload(x);
         }
         assert!(futures::FutureExt::now_or_never(waiter).is_some());
-        assert!(hub.drain().is_empty());
+        assert!(sender.drain().is_empty());
         hub.on_payload("garbage");
-        hub.on_payload(&format!("w{SEP}other{SEP}ns"));
+        hub.on_payload(&format!("w{SEP}other{SEP}x{SEP}ns"));
+        // A hub ignores the echo of its own payloads.
+        let own = hub.job_notify(ids[0]);
+        let waiter = own.notified();
+        tokio::pin!(waiter);
+        waiter.as_mut().enable();
+        hub.publish("ns", false, &[]);
+        hub.on_payload(&format!("j{SEP}s1{SEP}{}{SEP}ns{SEP}{}", hub.instance, ids[0].simple()));
+        assert!(futures::FutureExt::now_or_never(waiter).is_none());
     }
 }

@@ -39,10 +39,7 @@ impl PgOptions {
         flexiq_core::options::validate_name("namespace", &self.namespace)?;
         validate_schema(&self.schema)?;
         if !(1..=1_000).contains(&self.pool_size) {
-            return Err(Error::invalid(format!(
-                "pool size {} must be between 1 and 1000",
-                self.pool_size
-            )));
+            return Err(Error::invalid(format!("pool size {} must be between 1 and 1000", self.pool_size)));
         }
         Ok(())
     }

@@ -35,7 +35,8 @@ impl Settings for PgStore {
         let c = self.conn().await?;
         let n = match expected {
             None => {
-                let sql = self.sql("INSERT INTO {S}.settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+                let sql =
+                    self.sql("INSERT INTO {S}.settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING");
                 c.exec("set setting", &sql, &[&key, &value]).await?
             }
             Some(old) => {
@@ -100,8 +101,10 @@ impl Leadership for PgStore {
         let sql =
             self.sql("SELECT name, holder, expires_at FROM {S}.leases WHERE namespace = $1 AND name = $2 AND expires_at > $3");
         let c = self.conn().await?;
-        Ok(c.opt("read lease", &sql, &[&ns, &name, &now])
-            .await?
-            .map(|r| Lease { name: r.get(0), holder: r.get(1), expires_at: r.get(2) }))
+        Ok(c.opt("read lease", &sql, &[&ns, &name, &now]).await?.map(|r| Lease {
+            name: r.get(0),
+            holder: r.get(1),
+            expires_at: r.get(2),
+        }))
     }
 }

@@ -49,9 +49,8 @@ impl std::fmt::Debug for PgStore {
 
 /// Parses a `postgres://` URL into a driver config, defaulting the database to the user name.
 pub(crate) fn parse_url(url: &str) -> Result<tokio_postgres::Config> {
-    let mut cfg: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| Error::invalid(format!("postgres url is invalid: {e}")))?;
+    let mut cfg: tokio_postgres::Config =
+        url.parse().map_err(|e| Error::invalid(format!("postgres url is invalid: {e}")))?;
     if cfg.get_dbname().is_none() {
         let user = cfg.get_user().unwrap_or("postgres").to_string();
         cfg.dbname(&user);
@@ -96,8 +95,14 @@ impl PgStore {
             tokio::spawn(run_listener(hub.clone(), listen_cfg)),
             tokio::spawn(run_notifier(hub.clone(), pool.clone())),
         ];
-        let shared =
-            Arc::new(Shared { pool, schema: opts.schema, quoted, hub, closed: AtomicBool::new(false), tasks });
+        let shared = Arc::new(Shared {
+            pool,
+            schema: opts.schema,
+            quoted,
+            hub,
+            closed: AtomicBool::new(false),
+            tasks,
+        });
         Ok(PgStore { shared, ns: Arc::from(opts.namespace.as_str()) })
     }
 

@@ -22,7 +22,8 @@ async fn make_harness() -> PgHarness {
 }
 
 async fn admin() -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.expect("connect to postgres");
+    let (client, conn) =
+        tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.expect("connect to postgres");
     tokio::spawn(conn);
     client
 }
@@ -59,7 +60,9 @@ impl Harness for PgHarness {
             let _ = s.close().await;
         }
         let c = admin().await;
-        c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema)).await.expect("drop schema");
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema))
+            .await
+            .expect("drop schema");
     }
 }
 

@@ -31,11 +31,13 @@ fn preload(conn: &Connection, ns: &str, acks: &[Ack]) -> Result<HashMap<String, 
     let mut out = HashMap::with_capacity(acks.len());
     for chunk in acks.chunks(PRELOAD_CHUNK) {
         let mut stmt = conn.prepare_cached(&preload_sql(chunk.len())).db()?;
-        let mut params: Vec<&dyn rusqlite::ToSql> = chunk.iter().map(|a| &a.job_id as &dyn rusqlite::ToSql).collect();
-        params.push(&ns);
-        let rows = stmt.query_map(params.as_slice(), loaded_from_row).db()?;
-        for row in rows {
-            let st = row.db()?;
+        for (i, a) in chunk.iter().enumerate() {
+            stmt.raw_bind_parameter(i + 1, a.job_id.as_str()).db()?;
+        }
+        stmt.raw_bind_parameter(chunk.len() + 1, ns).db()?;
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next().db()? {
+            let st = loaded_from_row(row).db()?;
             out.insert(st.id.clone(), st);
         }
     }

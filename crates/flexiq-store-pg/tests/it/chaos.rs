@@ -39,8 +39,9 @@ async fn terminated_backends_surface_as_retryable_and_lose_no_job() {
     for w in 0..4 {
         let (s, done, retries) = (s.clone(), done.clone(), retries.clone());
         tasks.push(tokio::spawn(async move {
+            let me = format!("w{w}");
             while !done.load(Ordering::Relaxed) {
-                let got = retrying(&retries, || claim(&s, "q", 20, &format!("w{w}"), now_ms())).await;
+                let got = retrying(&retries, || claim(&s, "q", 20, &me, now_ms())).await;
                 if got.is_empty() {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;

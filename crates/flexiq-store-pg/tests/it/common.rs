@@ -13,7 +13,8 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 pub(crate) async fn admin() -> tokio_postgres::Client {
-    let (c, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.expect("connect to postgres");
+    let (c, conn) =
+        tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.expect("connect to postgres");
     tokio::spawn(conn);
     c
 }
@@ -24,7 +25,11 @@ pub(crate) fn fresh_schema(tag: &str) -> String {
 }
 
 pub(crate) async fn drop_schema(schema: &str) {
-    admin().await.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.expect("drop schema");
+    admin()
+        .await
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+        .await
+        .expect("drop schema");
 }
 
 pub(crate) async fn open(schema: &str, pool_size: usize) -> PgStore {
@@ -33,7 +38,8 @@ pub(crate) async fn open(schema: &str, pool_size: usize) -> PgStore {
 }
 
 pub(crate) fn job_on(queue: &str, now: i64) -> NewJob {
-    let opts = EnqueueOptions { queue: Some(queue.to_string()), max_retries: Some(1_000), ..Default::default() };
+    let opts =
+        EnqueueOptions { queue: Some(queue.to_string()), max_retries: Some(1_000), ..Default::default() };
     NewJob::build("t", b"{}".to_vec(), opts, now).unwrap()
 }
 
@@ -47,7 +53,13 @@ pub(crate) async fn enqueue_n(s: &PgStore, queue: &str, n: usize, now: i64) {
     }
 }
 
-pub(crate) async fn claim(s: &PgStore, queue: &str, limit: u32, worker: &str, now: i64) -> Result<Vec<ClaimedJob>> {
+pub(crate) async fn claim(
+    s: &PgStore,
+    queue: &str,
+    limit: u32,
+    worker: &str,
+    now: i64,
+) -> Result<Vec<ClaimedJob>> {
     s.claim(ClaimRequest { queues: vec![queue.to_string()], limit, worker_id: worker.to_string(), now }).await
 }
 

@@ -12,7 +12,9 @@ async fn connect_refuses_bad_options_and_urls() {
     assert_eq!(PgStore::connect(&url(), bad).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
     let bad = PgOptions { pool_size: 0, ..Default::default() };
     assert_eq!(PgStore::connect(&url(), bad).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
-    let err = PgStore::connect("postgres://127.0.0.1:5432/test?bogus_option=1", PgOptions::default()).await.unwrap_err();
+    let err = PgStore::connect("postgres://127.0.0.1:5432/test?bogus_option=1", PgOptions::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
     assert_eq!(
         PgStore::migrate_schema(&url(), "no; drop").await.unwrap_err().kind(),

@@ -25,10 +25,8 @@ async fn claim_and_keyset_pages_are_index_seeks() {
     admin().await.batch_execute(&format!("ANALYZE \"{schema}\".jobs")).await.unwrap();
 
     for queues in [vec![], vec!["b".to_string()], vec!["a".to_string(), "c".to_string()]] {
-        let plan = s
-            .explain_claim(&ClaimRequest { queues, limit: 100, worker_id: "w".into(), now })
-            .await
-            .unwrap();
+        let plan =
+            s.explain_claim(&ClaimRequest { queues, limit: 100, worker_id: "w".into(), now }).await.unwrap();
         assert_index_only(&plan);
     }
     let filters = [

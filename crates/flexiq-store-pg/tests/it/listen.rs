@@ -35,7 +35,10 @@ async fn wait_for_listeners(schema: &str, n: usize, not: &[i32]) -> Vec<i32> {
 }
 
 /// Returns how long after `trigger` ran the waiter (blocked in `wait_for_work`) woke.
-async fn woke_after(waiter: &flexiq_store_pg::PgStore, trigger: impl std::future::Future<Output = ()>) -> Duration {
+async fn woke_after(
+    waiter: &flexiq_store_pg::PgStore,
+    trigger: impl std::future::Future<Output = ()>,
+) -> Duration {
     let w = waiter.clone();
     let handle = tokio::spawn(async move {
         w.wait_for_work(&["q".to_string()], 10_000).await.unwrap();
@@ -69,14 +72,16 @@ async fn listener_reconnects_after_its_backend_is_terminated() {
 async fn wait_for_work_returns_when_a_delayed_job_comes_due() {
     let schema = fresh_schema("due");
     let s = open(&schema, 2).await;
-    let opts = EnqueueOptions { queue: Some("q".into()), delay_ms: Some(400), ..Default::default() };
+    let opts = EnqueueOptions { queue: Some("q".into()), delay_ms: Some(600), ..Default::default() };
     let now = now_ms();
     let j = NewJob::build("t", vec![], opts, now).unwrap();
     s.enqueue(EnqueueRequest { jobs: vec![j], max_pending: None, now }).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let t = Instant::now();
     s.wait_for_work(&["q".to_string()], 5_000).await.unwrap();
     let d = t.elapsed();
-    assert!(d >= Duration::from_millis(300) && d < Duration::from_millis(950), "returned after {d:?}");
+    // Due about 500 ms from here, well before the 1 s poll.
+    assert!(d >= Duration::from_millis(400) && d < Duration::from_millis(950), "returned after {d:?}");
     assert_eq!(claim(&s, "q", 5, "w", now_ms()).await.unwrap().len(), 1);
     // Nothing claimable: the wait blocks until its own timeout.
     let t = Instant::now();

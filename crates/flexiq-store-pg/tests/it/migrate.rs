@@ -43,7 +43,12 @@ async fn runtime_role_without_create_runs_on_a_premigrated_schema() {
             .unwrap()
             .get(0);
         assert!(!can_create, "the test role must lack CREATE");
-        let opts = |auto| PgOptions { schema: schema.clone(), auto_migrate: auto, pool_size: 2, ..Default::default() };
+        let opts = |auto| PgOptions {
+            schema: schema.clone(),
+            auto_migrate: auto,
+            pool_size: 2,
+            ..Default::default()
+        };
         // Not migrated yet: a clear conflict without auto_migrate, a permission error with it.
         let err = PgStore::connect(&role_url, opts(false)).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
@@ -67,7 +72,11 @@ async fn runtime_role_without_create_runs_on_a_premigrated_schema() {
             assert_eq!(got.len(), 3);
             let acks = got
                 .iter()
-                .map(|c| Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } })
+                .map(|c| Ack {
+                    job_id: c.job.id.clone(),
+                    fence: c.fence,
+                    kind: AckKind::Complete { result: None },
+                })
                 .collect();
             assert_eq!(s.ack(acks, now).await.unwrap().len(), 3);
             flexiq_core::Store::close(&s).await.unwrap();

@@ -61,7 +61,7 @@ async fn three_processes_drain_ten_thousand_jobs_without_duplicates() {
         let text = String::from_utf8_lossy(&out.stdout);
         let n: usize = text
             .lines()
-            .find_map(|l| l.strip_prefix("acked="))
+            .find_map(|l| l.split_once("acked=").map(|(_, n)| n))
             .and_then(|n| n.trim().parse().ok())
             .unwrap_or_else(|| panic!("worker printed no count:\n{text}"));
         per_child.push(n);

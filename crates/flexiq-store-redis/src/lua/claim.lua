@@ -79,17 +79,16 @@ for k = 1, math.min(limit, #cands) do
   local key = B .. ':j:' .. c.id
   local o = load(c.id)
   if o and CLAIMABLE[o.st] then
-    redis.call('HSET', key, 'st', 1, 'sa', now, 'hb', now, 'w', worker)
-    redis.call('HINCRBY', key, 'a', 1)
-    redis.call('HINCRBY', key, 'v', 1)
+    redis.call('HSET', key, 'st', 1, 'sa', now, 'hb', now, 'w', worker, 'a', (o.a or 0) + 1, 'v', tonumber(o.v) + 1)
     reindex(c.id, o, { st = 1, q = o.q, c = o.c, r = o.r, pr = o.pr, hb = now, sa = now }, now)
     if buckets[c.q] then buckets[c.q].used = buckets[c.q].used + 1 end
     out[#out + 1] = c.id
     out[#out + 1] = redis.call('HGETALL', key)
   else
-    redis.call('ZREM', B .. ':rd:' .. c.q, c.m)
+    acc('ZREM', B .. ':rd:' .. c.q, c.m)
   end
 end
+flush()
 for q, b in pairs(buckets) do
   redis.call('HSET', B .. ':rb:' .. q, 'tk', b.tokens - b.used, 'ts', b.ts)
 end

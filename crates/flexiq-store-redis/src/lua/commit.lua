@@ -28,13 +28,13 @@ for _, op in ipairs(ops) do
   if op.kind == 'w' then
     local key = B .. ':j:' .. op.id
     local o = load(op.id)
-    if op.nset > 0 then
-      redis.call('HSET', key, unpack(ARGV, op.set_at, op.set_at + 2 * op.nset - 1))
-    end
+    local set = { unpack(ARGV, op.set_at, op.set_at + 2 * op.nset - 1) }
+    set[#set + 1] = 'v'
+    set[#set + 1] = tonumber(o.v) + 1
+    redis.call('HSET', key, unpack(set))
     if op.ndel > 0 then
       redis.call('HDEL', key, unpack(ARGV, op.del_at, op.del_at + op.ndel - 1))
     end
-    redis.call('HINCRBY', key, 'v', 1)
     reindex(op.id, o, load(op.id), now)
   end
 end
@@ -45,5 +45,6 @@ for _ = 1, nraw do
   redis.call(unpack(ARGV, i + 1, i + argc))
   i = i + 1 + argc
 end
+flush()
 wake(now)
 return { 'OK' }

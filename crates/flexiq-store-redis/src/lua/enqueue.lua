@@ -124,13 +124,13 @@ for _, j in ipairs(jobs) do
     end
     redis.call('HSET', key, unpack(f))
     local m = pad(now) .. '|' .. j.id
-    redis.call('ZADD', B .. ':ix:q:' .. j.q, 0, m)
-    redis.call('ZADD', B .. ':ix:t:' .. j.t, 0, m)
-    redis.call('SADD', B .. ':queues', j.q)
+    acc('ZADD', B .. ':ix:q:' .. j.q, 0, m)
+    acc('ZADD', B .. ':ix:t:' .. j.t, 0, m)
+    acc('SADD', B .. ':queues', j.q)
     if j.u and j.st ~= 5 then redis.call('HSET', B .. ':uniq', j.u, j.id) end
     if j.d and j.d ~= '' then
       for dep in string.gmatch(j.d, '[^,]+') do
-        redis.call('SADD', B .. ':dep:' .. dep, j.id)
+        acc('SADD', B .. ':dep:' .. dep, j.id)
       end
     end
     reindex(j.id, {}, { st = j.st, q = j.q, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
@@ -138,5 +138,6 @@ for _, j in ipairs(jobs) do
     out[#out + 1] = 1
   end
 end
+flush()
 wake(now)
 return out

@@ -10,57 +10,98 @@ local WAKE = 0
 local function pad(n) return string.format('%016d', n) end
 local function rmem(r, id) return pad(r) .. '|' .. id end
 
+-- Index writes are gathered per (command, key) and sent once per key at the end of a
+-- script: members are unique per job, so removals and additions of different jobs commute.
+local ACC, ACC_ORDER, DELTA, DELTA_ORDER = {}, {}, {}, {}
+local function acc(cmd, key, a, b)
+  local slot = cmd .. '|' .. key
+  local e = ACC[slot]
+  if not e then
+    e = { cmd = cmd, key = key, args = {} }
+    ACC[slot] = e
+    ACC_ORDER[#ACC_ORDER + 1] = e
+  end
+  e.args[#e.args + 1] = a
+  if b ~= nil then e.args[#e.args + 1] = b end
+end
+local function delta(key, field, d)
+  local slot = key .. '|' .. field
+  local e = DELTA[slot]
+  if not e then
+    e = { key = key, field = field, d = 0 }
+    DELTA[slot] = e
+    DELTA_ORDER[#DELTA_ORDER + 1] = e
+  end
+  e.d = e.d + d
+end
+local function flush()
+  for _, cmd in ipairs({ 'ZREM', 'ZADD', 'SADD' }) do
+    for _, e in ipairs(ACC_ORDER) do
+      if e.cmd == cmd then
+        local step = cmd == 'ZADD' and 4000 or 2000
+        for i = 1, #e.args, step do
+          redis.call(cmd, e.key, unpack(e.args, i, math.min(i + step - 1, #e.args)))
+        end
+      end
+    end
+  end
+  for _, e in ipairs(DELTA_ORDER) do
+    if e.d ~= 0 then redis.call('HINCRBY', e.key, e.field, e.d) end
+  end
+  ACC, ACC_ORDER, DELTA, DELTA_ORDER = {}, {}, {}, {}
+end
+
 -- The fields the indexes are derived from.
 local function load(id)
-  local v = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c', 'r', 'pr', 'hb', 'sa', 'f', 'u', 'v')
+  local v = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c', 'r', 'pr', 'hb', 'sa', 'f', 'u', 'v', 'a')
   if not v[1] then return nil end
   return { st = tonumber(v[1]), q = v[2], t = v[3], c = tonumber(v[4]), r = tonumber(v[5]),
     pr = tonumber(v[6]), hb = tonumber(v[7]), sa = tonumber(v[8]), f = tonumber(v[9]), u = v[10],
-    v = v[11] }
+    v = v[11], a = tonumber(v[12]) }
 end
 
 -- Moves a job between the derived structures after its fields changed from `o` to `n`
 -- (`o.st == nil` for a new job): ready / delayed sets, status index, counters, lease sets,
--- finished set and the unique-key map.
+-- finished set and the unique-key map. Call `flush()` before the script returns.
 local function reindex(id, o, n, now)
   local placed = o.st == n.st and o.r == n.r and o.pr == n.pr
   if not placed and o.st ~= nil and CLAIMABLE[o.st] then
-    redis.call('ZREM', B .. ':rd:' .. o.q, rmem(o.r, id))
-    redis.call('ZREM', B .. ':dy:' .. o.q, id)
+    acc('ZREM', B .. ':rd:' .. o.q, rmem(o.r, id))
+    acc('ZREM', B .. ':dy:' .. o.q, id)
   end
   if not placed and CLAIMABLE[n.st] then
     if n.r <= now then
-      redis.call('ZADD', B .. ':rd:' .. n.q, -n.pr, rmem(n.r, id))
+      acc('ZADD', B .. ':rd:' .. n.q, -n.pr, rmem(n.r, id))
       WAKE = WAKE + 1
     else
-      redis.call('ZADD', B .. ':dy:' .. n.q, n.r, id)
+      acc('ZADD', B .. ':dy:' .. n.q, n.r, id)
     end
   end
   if o.st ~= n.st then
     local m = pad(n.c) .. '|' .. id
     local cnt = B .. ':cnt:' .. n.q
     if o.st ~= nil then
-      redis.call('ZREM', B .. ':ix:s:' .. o.st, m)
-      redis.call('HINCRBY', cnt, o.st, -1)
+      acc('ZREM', B .. ':ix:s:' .. o.st, m)
+      delta(cnt, o.st, -1)
     end
-    redis.call('ZADD', B .. ':ix:s:' .. n.st, 0, m)
-    redis.call('HINCRBY', cnt, n.st, 1)
+    acc('ZADD', B .. ':ix:s:' .. n.st, 0, m)
+    delta(cnt, n.st, 1)
     if o.st == 1 then
-      redis.call('ZREM', B .. ':hb', id)
-      redis.call('ZREM', B .. ':run', id)
+      acc('ZREM', B .. ':hb', id)
+      acc('ZREM', B .. ':run', id)
     end
     if n.st == 1 then
-      redis.call('ZADD', B .. ':run', n.sa, id)
+      acc('ZADD', B .. ':run', n.sa, id)
     end
     if TERMINAL[n.st] then
-      redis.call('ZADD', B .. ':fin', n.f or now, id)
+      acc('ZADD', B .. ':fin', n.f or now, id)
       if n.u and redis.call('HGET', B .. ':uniq', n.u) == id then
         redis.call('HDEL', B .. ':uniq', n.u)
       end
     end
   end
   if n.st == 1 and (o.st ~= 1 or o.hb ~= n.hb) then
-    redis.call('ZADD', B .. ':hb', n.hb or n.sa, id)
+    acc('ZADD', B .. ':hb', n.hb or n.sa, id)
   end
 end
 

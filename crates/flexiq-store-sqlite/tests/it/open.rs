@@ -78,3 +78,23 @@ fn open_needs_no_running_runtime() {
     });
     assert_eq!(n, 1);
 }
+
+#[tokio::test]
+async fn a_job_acked_twice_in_one_call_is_applied_once() {
+    use flexiq_core::store::{Ack, AckKind, ClaimRequest, History};
+    use flexiq_core::AckOutcome;
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(dir.path().join("acks.db"), SqliteOptions::default()).unwrap();
+    s.enqueue(EnqueueRequest { jobs: vec![job_on("q")], max_pending: None, now: T0 }).await.unwrap();
+    let c = s
+        .claim(ClaimRequest { queues: vec![], limit: 1, worker_id: "w".into(), now: T0 })
+        .await
+        .unwrap()
+        .remove(0);
+    let ack = Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } };
+    let out = s.ack(vec![ack.clone(), ack], T0 + 5).await.unwrap();
+    assert_eq!(out, vec![AckOutcome::Acknowledged, AckOutcome::Superseded]);
+    let metrics = s.get_metrics(T0, None).await.unwrap();
+    assert_eq!(metrics.len(), 1, "one execution, one metric row");
+    assert_eq!(metrics[0].duration_ms, 5);
+}
