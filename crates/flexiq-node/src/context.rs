@@ -5,7 +5,9 @@
 //! which waits on the attempt's cancellation token and, when it fires, calls the worker's
 //! abort callback with this attempt's token and the reason.
 
-use std::sync::Weak;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use flexiq_runtime::{CancelReason, JobContext};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -47,7 +49,13 @@ pub struct NativeJobContext {
     pub(crate) abort: Weak<AbortFn>,
     /// Cancelled when the attempt's handler settles (or its future is dropped).
     pub(crate) done: CancellationToken,
+    /// Set when the handler settled on its own; unset when its future was dropped (a hard
+    /// timeout or shutdown), in which case the token is about to fire.
+    pub(crate) settled: Arc<AtomicBool>,
 }
+
+/// How long a watcher whose attempt was dropped waits for the reason to be recorded (ms).
+const DROPPED_GRACE_MS: u64 = 1_000;
 
 #[napi]
 impl NativeJobContext {
@@ -107,15 +115,19 @@ impl NativeJobContext {
         let ctx = self.ctx.clone();
         let abort = self.abort.clone();
         let token = self.token;
+        let settled = self.settled.clone();
         napi::bindgen_prelude::spawn(async move {
-            tokio::select! {
-                _ = cancel.cancelled() => {
-                    if let Some(abort) = abort.upgrade() {
-                        let reason = reason_code(ctx.cancel_reason()).to_string();
-                        abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
-                    }
+            let fired = tokio::select! {
+                _ = cancel.cancelled() => true,
+                _ = done.cancelled() => {
+                    // A dropped attempt (timeout, shutdown) has its token fired right after.
+                    !settled.load(Ordering::Acquire)
+                        && tokio::time::timeout(Duration::from_millis(DROPPED_GRACE_MS), cancel.cancelled()).await.is_ok()
                 }
-                _ = done.cancelled() => {}
+            };
+            if let (true, Some(abort)) = (fired, abort.upgrade()) {
+                let reason = reason_code(ctx.cancel_reason()).to_string();
+                abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
             }
         });
     }

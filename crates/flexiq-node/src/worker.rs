@@ -6,7 +6,7 @@
 //! [`NativeJobContext`] and returns a Promise of a [`HandlerOutcome`], which the JS layer
 //! builds from whatever the user's handler returned or threw.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -137,12 +137,15 @@ fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<Atomic
             // Stops the cancellation watcher however this attempt ends, dropped future included.
             let _settled = done.clone().drop_guard();
             let job_id = ctx.id().clone();
-            let native = NativeJobContext { ctx, token, abort: Arc::downgrade(&abort), done };
+            let settled = Arc::new(AtomicBool::new(false));
+            let native = NativeJobContext { ctx, token, abort: Arc::downgrade(&abort), done, settled: settled.clone() };
             let promise = dispatch
                 .call_async(native)
                 .await
                 .map_err(|e| HandlerError::retryable(format!("job {job_id}: cannot call the JS handler: {e}")))?;
-            match promise.await {
+            let result = promise.await;
+            settled.store(true, Ordering::Release);
+            match result {
                 Ok(o) => outcome(o),
                 Err(e) => Err(HandlerError::retryable(format!("job {job_id}: JS handler failed: {}", e.reason))),
             }

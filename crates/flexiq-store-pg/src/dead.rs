@@ -80,6 +80,10 @@ impl DeadLetters for PgStore {
         let ns: &str = &self.ns;
         let new_id = new_uuid();
         let c = self.conn().await?;
+        let revoked = self.sql(
+            "SELECT d.task_name, EXISTS (SELECT 1 FROM {S}.revoked_tasks r WHERE r.namespace = $1 AND r.task = d.task_name) \
+             FROM {S}.dead_letters d WHERE d.namespace = $1 AND d.id = $2 FOR UPDATE",
+        );
         let take = self.sql(
             "WITH d AS (DELETE FROM {S}.dead_letters WHERE namespace = $1 AND id = $2 RETURNING *), \
              q AS (INSERT INTO {S}.queues (namespace, queue) SELECT $1, queue FROM d ON CONFLICT DO NOTHING) \
@@ -88,10 +92,20 @@ impl DeadLetters for PgStore {
              SELECT $3, $1, queue, task_name, payload, priority, 0, max_retries, backoff_base_ms, backoff_max_ms, $4, $4, \
                timeout_ms, metadata, group_key FROM d RETURNING id",
         );
-        let row = c.opt("retry dead letter", &take, &[&ns, &did, &new_id, &now]).await?;
-        if row.is_none() {
-            return Err(not_found(dead_id));
-        }
+        c.tx(async {
+            let Some(r) = c.opt("retry dead letter", &revoked, &[&ns, &did]).await? else {
+                return Err(not_found(dead_id));
+            };
+            if r.get::<_, bool>(1) {
+                let task: String = r.get(0);
+                return Err(Error::Conflict(format!(
+                    "task {task} is revoked in namespace {ns}: dead letter {dead_id} cannot be retried"
+                )));
+            }
+            c.exec("retry dead letter", &take, &[&ns, &did, &new_id, &now]).await?;
+            Ok(())
+        })
+        .await?;
         self.announce(&Effects { work: true, jobs: vec![] });
         Ok(jid(new_id))
     }

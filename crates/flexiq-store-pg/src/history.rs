@@ -140,20 +140,31 @@ impl History for PgStore {
         let ns: &str = &self.ns;
         let new_id = new_uuid();
         let sql = self.sql(
-            "WITH src AS (SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.jobs WHERE namespace = $1 AND id = $2 \
+            "WITH found AS (SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.jobs WHERE namespace = $1 AND id = $2 \
                           UNION ALL SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.archived_jobs WHERE namespace = $1 AND id = $2 \
                           LIMIT 1), \
+             src AS (SELECT * FROM found WHERE NOT EXISTS \
+                 (SELECT 1 FROM {S}.revoked_tasks r WHERE r.namespace = $1 AND r.task = found.task)), \
              ins AS (INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
                  backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id) \
                SELECT $3, $1, queue, task, payload, priority, 0, max_retries, backoff_base_ms, backoff_max_ms, $4, $4, \
                  timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id FROM src RETURNING id), \
              rep AS (INSERT INTO {S}.replays (id, namespace, original_job_id, replay_job_id, replayed_at, original_error) \
-               SELECT $5, $1, $2, $3, $4, last_error FROM src) \
-             SELECT id FROM ins",
+               SELECT $5, $1, $2, $3, $4, last_error FROM src), \
+             q AS (INSERT INTO {S}.queues (namespace, queue) SELECT $1, queue FROM src ON CONFLICT DO NOTHING) \
+             SELECT (SELECT task FROM found), EXISTS (SELECT 1 FROM ins)",
         );
         let c = self.conn().await?;
-        if c.opt("replay job", &sql, &[&ns, &u, &new_id, &now, &new_uuid()]).await?.is_none() {
-            return Err(Error::JobNotFound(id.clone()));
+        let r = c.rows("replay job", &sql, &[&ns, &u, &new_id, &now, &new_uuid()]).await?;
+        let task: Option<String> = r[0].get(0);
+        match (task, r[0].get::<_, bool>(1)) {
+            (None, _) => return Err(Error::JobNotFound(id.clone())),
+            (Some(task), false) => {
+                return Err(Error::Conflict(format!(
+                    "task {task} is revoked in namespace {ns}: job {id} cannot be replayed"
+                )))
+            }
+            (Some(_), true) => {}
         }
         self.announce(&Effects { work: true, jobs: vec![] });
         Ok(jid(new_id))

@@ -73,7 +73,7 @@ impl PgStore {
         opts.validate()?;
         let mut cfg = parse_url(url)?;
         let listen_cfg = cfg.clone();
-        cfg.application_name(&format!("flexiq {}", opts.schema).chars().take(63).collect::<String>());
+        cfg.application_name(format!("flexiq {}", opts.schema).chars().take(63).collect::<String>());
         let mgr = Manager::from_config(cfg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(mgr)
             .max_size(opts.pool_size)
