@@ -8,14 +8,16 @@
 
 use std::time::{Duration, Instant};
 
-use flexiq_runtime::{connect, ConnectOptions, EnqueueOptions, HandlerError, JobContext, Worker, WorkerConfig};
+use flexiq_runtime::{
+    connect, ConnectOptions, EnqueueOptions, HandlerError, JobContext, Worker, WorkerConfig,
+};
 
 /// How long the worker waits for its jobs before giving up (s).
 const WORKER_DEADLINE_S: u64 = 60;
 
 fn add(ctx: &JobContext) -> Result<Option<Vec<u8>>, HandlerError> {
-    let payload: serde_json::Value =
-        serde_json::from_slice(ctx.payload()).map_err(|e| HandlerError::fatal(format!("payload is not JSON: {e}")))?;
+    let payload: serde_json::Value = serde_json::from_slice(ctx.payload())
+        .map_err(|e| HandlerError::fatal(format!("payload is not JSON: {e}")))?;
     let args = payload["args"].as_array().ok_or_else(|| HandlerError::fatal("payload has no args list"))?;
     let sum: i64 = args.iter().filter_map(serde_json::Value::as_i64).sum();
     Ok(Some(serde_json::to_vec(&serde_json::json!({ "sum": sum, "by": "rust" })).expect("json encodes")))
@@ -30,7 +32,10 @@ async fn worker(url: &str, count: u64) -> Result<(), String> {
     let started = Instant::now();
     while handle.counters().succeeded < count {
         if started.elapsed() > Duration::from_secs(WORKER_DEADLINE_S) {
-            return Err(format!("only {} of {count} jobs succeeded in {WORKER_DEADLINE_S} s", handle.counters().succeeded));
+            return Err(format!(
+                "only {} of {count} jobs succeeded in {WORKER_DEADLINE_S} s",
+                handle.counters().succeeded
+            ));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -41,8 +46,12 @@ async fn worker(url: &str, count: u64) -> Result<(), String> {
 
 async fn enqueue(url: &str, a: i64, b: i64) -> Result<(), String> {
     let queue = connect(url, ConnectOptions::default()).await.map_err(|e| e.to_string())?;
-    let payload = serde_json::to_vec(&serde_json::json!({ "args": [a, b], "kwargs": {} })).expect("json encodes");
-    let id = queue.enqueue("interop.py_add", payload, EnqueueOptions::default()).await.map_err(|e| e.to_string())?;
+    let payload =
+        serde_json::to_vec(&serde_json::json!({ "args": [a, b], "kwargs": {} })).expect("json encodes");
+    let id = queue
+        .enqueue("interop.py_add", payload, EnqueueOptions::default())
+        .await
+        .map_err(|e| e.to_string())?;
     println!("{id}");
     queue.close().await.map_err(|e| e.to_string())
 }

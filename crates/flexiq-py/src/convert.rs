@@ -161,7 +161,10 @@ pub(crate) fn stats_map<'py>(py: Python<'py>, m: &BTreeMap<String, Stats>) -> Py
 }
 
 /// Per-task aggregates keyed by task name.
-pub(crate) fn aggregates<'py>(py: Python<'py>, m: &BTreeMap<String, TaskAggregate>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn aggregates<'py>(
+    py: Python<'py>,
+    m: &BTreeMap<String, TaskAggregate>,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (task, a) in m {
         let d = PyDict::new(py);
@@ -207,7 +210,10 @@ pub(crate) fn windows<'py>(py: Python<'py>, w: &RetentionWindows) -> PyResult<Bo
 }
 
 /// What the elected cleaner published (windows ms, `reported_at` Unix ms).
-pub(crate) fn effective_retention<'py>(py: Python<'py>, e: &EffectiveRetention) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn effective_retention<'py>(
+    py: Python<'py>,
+    e: &EffectiveRetention,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("enabled", e.enabled)?;
     d.set_item("defaulted", e.defaulted)?;

@@ -34,9 +34,7 @@ fn reserved_setting_prefixes() -> Vec<&'static str> {
 /// Checks a rate limit (`"N/s"`, `"N/m"`, `"N/h"`) and returns it normalised.
 #[pyfunction]
 fn parse_rate_limit(rate_limit: &str) -> PyResult<String> {
-    flexiq_core::RateLimit::parse(rate_limit)
-        .map(|r| r.to_string())
-        .map_err(|e| errors::to_py_err(e.into()))
+    flexiq_core::RateLimit::parse(rate_limit).map(|r| r.to_string()).map_err(|e| errors::to_py_err(e.into()))
 }
 
 /// Runs the `flexiq` command line with `args` (the first is the program name) in this

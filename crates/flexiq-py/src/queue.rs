@@ -72,7 +72,8 @@ fn options(
         None => None,
         Some(n) => Some(u32::try_from(n).map_err(|_| invalid(format!("max_retries {n} must be 0 or more")))?),
     };
-    let backoff = match (opt_u64("retry_backoff", backoff_ms)?, opt_u64("retry_backoff max", backoff_max_ms)?) {
+    let backoff = match (opt_u64("retry_backoff", backoff_ms)?, opt_u64("retry_backoff max", backoff_max_ms)?)
+    {
         (None, None) => None,
         (base, max) => {
             let d = Backoff::default();
@@ -198,7 +199,8 @@ impl NativeQueue {
             batch.push(item_from(d)?);
         }
         let q = self.inner.clone();
-        block_on(py, async move { q.enqueue_many(batch).await }).map(|ids| ids.into_iter().map(|i| i.to_string()).collect())
+        block_on(py, async move { q.enqueue_many(batch).await })
+            .map(|ids| ids.into_iter().map(|i| i.to_string()).collect())
     }
 }
 

@@ -43,7 +43,13 @@ impl NativeQueue {
     }
 
     /// Compare-and-set; `expected=None` means the key must be unset.
-    fn set_setting_if(&self, py: Python<'_>, key: &str, expected: Option<String>, value: &str) -> PyResult<bool> {
+    fn set_setting_if(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        expected: Option<String>,
+        value: &str,
+    ) -> PyResult<bool> {
         let (q, k, v) = (self.inner.clone(), key.to_string(), value.to_string());
         block_on(py, async move { q.set_setting_if(&k, expected.as_deref(), &v).await })
     }

@@ -19,7 +19,9 @@ pub(crate) fn seconds(what: &str, secs: Option<f64>) -> PyResult<Option<Duration
     match secs {
         None => Ok(None),
         Some(s) if !s.is_finite() || s <= 0.0 => Err(invalid(format!("{what} {s} s must be positive"))),
-        Some(s) => Duration::try_from_secs_f64(s).map(Some).map_err(|_| invalid(format!("{what} {s} s is too large"))),
+        Some(s) => Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(|_| invalid(format!("{what} {s} s is too large"))),
     }
 }
 

@@ -67,7 +67,8 @@ impl NativeQueue {
         limit: i64,
         offset: i64,
     ) -> PyResult<Bound<'py, PyList>> {
-        let f = filter(status, queue, task, metadata_contains, error_contains, created_after, created_before)?;
+        let f =
+            filter(status, queue, task, metadata_contains, error_contains, created_after, created_before)?;
         let q = self.inner.clone();
         let rows = block_on(py, async move { q.list_jobs_filtered(&f, limit, offset).await })?;
         convert::jobs(py, &rows)
@@ -107,7 +108,8 @@ impl NativeQueue {
         limit: i64,
         after: Option<String>,
     ) -> PyResult<PyPage<'py>> {
-        let f = filter(status, queue, task, metadata_contains, error_contains, created_after, created_before)?;
+        let f =
+            filter(status, queue, task, metadata_contains, error_contains, created_after, created_before)?;
         let q = self.inner.clone();
         let p = block_on(py, async move { q.list_jobs_filtered_after(&f, limit, after.as_deref()).await })?;
         page(py, &p)
@@ -123,7 +125,12 @@ impl NativeQueue {
 
     /// Keyset twin of `list_archived`, ordered by completed time.
     #[pyo3(signature = (limit=50, after=None))]
-    fn list_archived_after<'py>(&self, py: Python<'py>, limit: i64, after: Option<String>) -> PyResult<PyPage<'py>> {
+    fn list_archived_after<'py>(
+        &self,
+        py: Python<'py>,
+        limit: i64,
+        after: Option<String>,
+    ) -> PyResult<PyPage<'py>> {
         let q = self.inner.clone();
         let p = block_on(py, async move { q.list_archived_after(limit, after.as_deref()).await })?;
         page(py, &p)

@@ -168,7 +168,12 @@ impl NativeQueue {
 
     /// Per-task aggregates over the last `since` seconds.
     #[pyo3(signature = (task_name=None, since=3600))]
-    fn metrics<'py>(&self, py: Python<'py>, task_name: Option<String>, since: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn metrics<'py>(
+        &self,
+        py: Python<'py>,
+        task_name: Option<String>,
+        since: i64,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let q = self.inner.clone();
         let m = block_on(py, async move { q.metrics(task_name.as_deref(), since).await })?;
         convert::aggregates(py, &m)
@@ -190,7 +195,12 @@ impl NativeQueue {
 
     /// Raw metric rows recorded at or after `since_ms` (Unix ms), oldest first.
     #[pyo3(signature = (since_ms, task_name=None))]
-    fn get_metrics<'py>(&self, py: Python<'py>, since_ms: i64, task_name: Option<String>) -> PyResult<Bound<'py, PyList>> {
+    fn get_metrics<'py>(
+        &self,
+        py: Python<'py>,
+        since_ms: i64,
+        task_name: Option<String>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let q = self.inner.clone();
         let rows = block_on(py, async move { q.get_metrics(since_ms, task_name.as_deref()).await })?;
         let out = PyList::empty(py);

@@ -10,7 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flexiq_runtime::{handler, CancellationToken, HandlerError, HandlerResult, JobContext, TaskOptions, Worker, WorkerConfig};
+use flexiq_runtime::{
+    handler, CancellationToken, HandlerError, HandlerResult, JobContext, TaskOptions, Worker, WorkerConfig,
+};
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -60,9 +62,10 @@ fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerR
 impl NativeWorker {
     /// A worker on `queue` running `tasks` through `dispatcher`. `concurrency` handlers run
     /// at once; `queues` empty means every queue; `shutdown_timeout` (s) is how long running
-    /// handlers may finish on shutdown; `lease` (s) is the job lease window.
+    /// handlers may finish on shutdown; `lease` (s) is the job lease window; `prefetch` jobs
+    /// are claimed beyond the free slots.
     #[new]
-    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout=30.0, worker_id=None, lease=None, maintenance=true))]
+    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout=30.0, worker_id=None, lease=None, maintenance=true, prefetch=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         queue: &NativeQueue,
@@ -74,6 +77,7 @@ impl NativeWorker {
         worker_id: Option<String>,
         lease: Option<f64>,
         maintenance: bool,
+        prefetch: Option<i64>,
     ) -> PyResult<Self> {
         let concurrency = u32::try_from(concurrency)
             .map_err(|_| invalid(format!("concurrency {concurrency} must be between 1 and 10000")))?;
@@ -84,6 +88,10 @@ impl NativeWorker {
             shutdown_timeout: duration("shutdown_timeout", Some(shutdown_timeout))?.unwrap_or_default(),
             ..Default::default()
         };
+        if let Some(p) = prefetch {
+            config.prefetch =
+                u32::try_from(p).map_err(|_| invalid(format!("prefetch {p} must be 0 or more")))?;
+        }
         if !maintenance {
             config.maintenance = None;
         }
@@ -93,7 +101,10 @@ impl NativeWorker {
         config.validate().map_err(to_py_err)?;
         let mut specs = Vec::with_capacity(tasks.len());
         for (name, timeout, soft_timeout) in tasks {
-            let opts = TaskOptions { timeout: duration("timeout", timeout)?, soft_timeout: duration("soft_timeout", soft_timeout)? };
+            let opts = TaskOptions {
+                timeout: duration("timeout", timeout)?,
+                soft_timeout: duration("soft_timeout", soft_timeout)?,
+            };
             opts.validate().map_err(to_py_err)?;
             specs.push((name, opts));
         }
@@ -116,7 +127,9 @@ impl NativeWorker {
             let h = handler(move |ctx: JobContext| {
                 let d = d.clone();
                 async move {
-                    match tokio::task::spawn_blocking(move || Python::attach(|py| dispatch(py, &d, ctx))).await {
+                    match tokio::task::spawn_blocking(move || Python::attach(|py| dispatch(py, &d, ctx)))
+                        .await
+                    {
                         Ok(r) => r,
                         Err(e) => Err(HandlerError::retryable(format!("handler thread failed: {e}"))),
                     }

@@ -15,12 +15,17 @@ def test_migrate_is_idempotent(queue: Queue) -> None:
     assert queue.migrate()["applied"] == []
 
 
-def test_auto_migrate_false_then_migrate(store_url: str) -> None:
-    q = Queue(url=store_url, auto_migrate=False)
+def test_auto_migrate_false(store_url: str) -> None:
+    try:
+        q = Queue(url=store_url, auto_migrate=False)
+    except flexiq.Conflict as e:
+        # SQL stores refuse to open fresh, unmigrated storage without DDL rights, naming the fix.
+        assert "migrate" in str(e)
+        Queue(url=store_url).close()  # migrated by a role that may create tables
+        q = Queue(url=store_url, auto_migrate=False)
     try:
         m = q.migrate()
-        if not m["schemaless"]:
-            assert m["applied"], "a fresh store had migrations to apply"
+        assert m["applied"] == [] or m["schemaless"]
         q.enqueue("t")
         assert q.stats()["pending"] == 1
     finally:

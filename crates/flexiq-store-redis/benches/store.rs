@@ -25,7 +25,8 @@ fn wall() -> i64 {
 }
 
 fn new_job(queue: &str) -> NewJob {
-    let opts = EnqueueOptions { queue: Some(queue.into()), backoff: Some(Backoff::NONE), ..Default::default() };
+    let opts =
+        EnqueueOptions { queue: Some(queue.into()), backoff: Some(Backoff::NONE), ..Default::default() };
     NewJob::build("noop", b"{}".to_vec(), opts, wall()).unwrap()
 }
 
@@ -46,7 +47,12 @@ async fn drain(store: &RedisStore, queue: &str, total: usize, loops: usize) {
         let (store, done, queue) = (store.clone(), done.clone(), queue.to_string());
         tasks.push(tokio::spawn(async move {
             while done.load(std::sync::atomic::Ordering::Acquire) < total {
-                let req = ClaimRequest { queues: vec![queue.clone()], limit: 100, worker_id: format!("w{w}"), now: wall() };
+                let req = ClaimRequest {
+                    queues: vec![queue.clone()],
+                    limit: 100,
+                    worker_id: format!("w{w}"),
+                    now: wall(),
+                };
                 let got = store.claim(req).await.unwrap();
                 if got.is_empty() {
                     tokio::task::yield_now().await;
@@ -54,7 +60,11 @@ async fn drain(store: &RedisStore, queue: &str, total: usize, loops: usize) {
                 }
                 let acks: Vec<Ack> = got
                     .iter()
-                    .map(|c| Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } })
+                    .map(|c| Ack {
+                        job_id: c.job.id.clone(),
+                        fence: c.fence,
+                        kind: AckKind::Complete { result: None },
+                    })
                     .collect();
                 let n = acks.len();
                 store.ack(acks, wall()).await.unwrap();
@@ -102,10 +112,8 @@ fn benches(c: &mut Criterion) {
     let _: i64 = rt.block_on(client.del(&list)).unwrap();
     g.bench_function(BenchmarkId::new("baseline_lpush_brpop", 1), |b| {
         b.to_async(&rt).iter(|| async {
-            let (push, pop) = tokio::join!(
-                client.lpush::<i64, _, _>(&list, "x"),
-                popper.brpop::<Value, _>(&list, 1.0)
-            );
+            let (push, pop) =
+                tokio::join!(client.lpush::<i64, _, _>(&list, "x"), popper.brpop::<Value, _>(&list, 1.0));
             push.unwrap();
             pop.unwrap();
         })
@@ -113,7 +121,10 @@ fn benches(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("enqueue", 1), |b| {
         b.to_async(&rt).iter(|| async {
             let now = wall();
-            store.enqueue(EnqueueRequest { jobs: vec![new_job("one")], max_pending: None, now }).await.unwrap();
+            store
+                .enqueue(EnqueueRequest { jobs: vec![new_job("one")], max_pending: None, now })
+                .await
+                .unwrap();
         })
     });
     g.throughput(Throughput::Elements(1_000));
@@ -168,10 +179,15 @@ fn benches(c: &mut Criterion) {
         async move {
             let queues = vec!["lat".to_string()];
             loop {
-                let req = ClaimRequest { queues: queues.clone(), limit: 1, worker_id: "idle".into(), now: wall() };
+                let req =
+                    ClaimRequest { queues: queues.clone(), limit: 1, worker_id: "idle".into(), now: wall() };
                 let Ok(got) = claimer.claim(req.clone()).await else { return };
                 if let Some(c) = got.into_iter().next() {
-                    let ack = Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } };
+                    let ack = Ack {
+                        job_id: c.job.id.clone(),
+                        fence: c.fence,
+                        kind: AckKind::Complete { result: None },
+                    };
                     if tx.send((Instant::now(), req, ack)).is_err() {
                         return;
                     }
@@ -195,7 +211,10 @@ fn benches(c: &mut Criterion) {
                     tokio::time::sleep(Duration::from_millis(2)).await;
                     let start = Instant::now();
                     let now = wall();
-                    producer.enqueue(EnqueueRequest { jobs: vec![new_job("lat")], max_pending: None, now }).await.unwrap();
+                    producer
+                        .enqueue(EnqueueRequest { jobs: vec![new_job("lat")], max_pending: None, now })
+                        .await
+                        .unwrap();
                     let (claimed_at, _, ack) = rx.recv().await.unwrap();
                     let lat = claimed_at - start;
                     samples.lock().unwrap().push(lat);

@@ -16,7 +16,12 @@ use crate::control::ARCHIVE_BATCH;
 use crate::store::RedisStore;
 
 impl RedisStore {
-    async fn retention(&self, windows: &RetentionWindows, now: i64, mode: &str) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+        mode: &str,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         let mut out = BTreeMap::new();
         for t in RetentionTable::ALL {
             let Some(cutoff) = windows.cutoff(t, now) else { continue };
@@ -96,7 +101,12 @@ impl Leadership for RedisStore {
 
     async fn lease(&self, name: &str, now: i64) -> Result<Option<Lease>> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("HMGET", vec![s(self.ctx.keys.k(&format!("lease:{name}"))), s("h"), s("x")]).await?.into_array();
+        let v = self
+            .ctx
+            .conn
+            .cmd("HMGET", vec![s(self.ctx.keys.k(&format!("lease:{name}"))), s("h"), s("x")])
+            .await?
+            .into_array();
         match (v.first().and_then(text), v.get(1).and_then(int)) {
             (Some(holder), Some(expires_at)) if expires_at > now => {
                 Ok(Some(Lease { name: name.to_string(), holder, expires_at }))
@@ -118,7 +128,9 @@ impl Maintenance for RedisStore {
         while left > 0 {
             let batch = left.min(ARCHIVE_BATCH);
             let args = vec![n(cutoff), n(batch), n(now), s("archive")];
-            let done = int(&self.ctx.conn.script(&self.ctx.conn.scripts.archive, &self.ctx.keys.base, args).await?).unwrap_or(0);
+            let done =
+                int(&self.ctx.conn.script(&self.ctx.conn.scripts.archive, &self.ctx.keys.base, args).await?)
+                    .unwrap_or(0);
             total += done as u64;
             left -= done;
             if done < batch {
@@ -128,12 +140,20 @@ impl Maintenance for RedisStore {
         Ok(total)
     }
 
-    async fn retention_counts(&self, windows: &RetentionWindows, now: i64) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention_counts(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         self.ctx.check()?;
         self.retention(windows, now, "count").await
     }
 
-    async fn retention_purge(&self, windows: &RetentionWindows, now: i64) -> Result<BTreeMap<RetentionTable, u64>> {
+    async fn retention_purge(
+        &self,
+        windows: &RetentionWindows,
+        now: i64,
+    ) -> Result<BTreeMap<RetentionTable, u64>> {
         self.ctx.check()?;
         self.retention(windows, now, "purge").await
     }
@@ -162,16 +182,23 @@ impl Maintenance for RedisStore {
     async fn list_workers(&self) -> Result<Vec<WorkerInfo>> {
         self.ctx.check()?;
         let v = self.ctx.conn.cmd("HVALS", vec![s(self.ctx.keys.k("workers"))]).await?;
-        let mut out: Vec<WorkerInfo> =
-            codec::strings(v).iter().map(|j| serde_json::from_str(j).map_err(Error::backend)).collect::<Result<_>>()?;
+        let mut out: Vec<WorkerInfo> = codec::strings(v)
+            .iter()
+            .map(|j| serde_json::from_str(j).map_err(Error::backend))
+            .collect::<Result<_>>()?;
         out.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(out)
     }
 
     async fn prune_workers(&self, cutoff: i64) -> Result<u64> {
         self.ctx.check()?;
-        let stale: Vec<String> =
-            self.list_workers().await?.into_iter().filter(|w| w.heartbeat_at < cutoff).map(|w| w.id).collect();
+        let stale: Vec<String> = self
+            .list_workers()
+            .await?
+            .into_iter()
+            .filter(|w| w.heartbeat_at < cutoff)
+            .map(|w| w.id)
+            .collect();
         if stale.is_empty() {
             return Ok(0);
         }
@@ -197,7 +224,10 @@ impl Schema for RedisStore {
     async fn set_min_contract(&self, level: u32) -> Result<()> {
         self.ctx.check()?;
         let level = validate_new_floor(i64::from(level))?;
-        self.ctx.conn.cmd("HSET", vec![s(self.ctx.keys.meta()), s("min_contract"), n(i64::from(level))]).await?;
+        self.ctx
+            .conn
+            .cmd("HSET", vec![s(self.ctx.keys.meta()), s("min_contract"), n(i64::from(level))])
+            .await?;
         Ok(())
     }
 }

@@ -41,7 +41,10 @@ impl StateRow {
             attempt: int(&f[1]).unwrap_or(0) as u32,
             max_retries: int(&f[2]).unwrap_or(0) as u32,
             started_at: int(&f[3]),
-            backoff: Backoff { base_ms: int(&f[4]).unwrap_or(0) as u64, max_ms: int(&f[5]).unwrap_or(0) as u64 },
+            backoff: Backoff {
+                base_ms: int(&f[4]).unwrap_or(0) as u64,
+                max_ms: int(&f[5]).unwrap_or(0) as u64,
+            },
             version: text(&f[6]).unwrap_or_default(),
             queue: text(&f[7]).unwrap_or_default(),
             task: text(&f[8]).unwrap_or_default(),
@@ -192,7 +195,10 @@ mod tests {
         .flat_map(|(k, v)| [Value::from(k), Value::from(v)])
         .collect();
         let j = job_from_hash("ns", "id1", Value::Array(flat)).unwrap().unwrap();
-        assert_eq!((j.queue.as_str(), j.status, j.attempt, j.started_at), ("mail", JobStatus::Running, 1, Some(12)));
+        assert_eq!(
+            (j.queue.as_str(), j.status, j.attempt, j.started_at),
+            ("mail", JobStatus::Running, 1, Some(12))
+        );
         assert_eq!(j.payload, b"hi");
         assert_eq!(j.depends_on.len(), 2);
         assert!(j.cancel_requested);

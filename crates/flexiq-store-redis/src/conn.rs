@@ -72,7 +72,8 @@ pub(crate) fn config(url: &str) -> Result<Config> {
             "redis url {url:?} must start with redis:// or rediss://"
         )));
     }
-    Config::from_url(url).map_err(|e| flexiq_core::Error::invalid(format!("redis url {url:?}: {}", e.details())))
+    Config::from_url(url)
+        .map_err(|e| flexiq_core::Error::invalid(format!("redis url {url:?}: {}", e.details())))
 }
 
 /// A builder with the store's reconnect and timeout policy.

@@ -4,13 +4,13 @@ use flexiq_core::cursor::page_from_rows;
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{DeadLetters, QueueConfig, QueueControl};
 use flexiq_core::{
-    transition, validate_limit, Cursor, DeadJob, EnqueueOptions, Error, Event, JobId, JobStatus, NewJob, Page,
-    RateLimit, Result,
+    transition, validate_limit, Cursor, DeadJob, EnqueueOptions, Error, Event, JobId, JobStatus, NewJob,
+    Page, RateLimit, Result,
 };
 
 use crate::codec::{self, int, text};
 use crate::conn::{n, s};
-use crate::jobs::{enqueue_args, run_enqueue};
+use crate::enqueue::{enqueue_args, run_enqueue};
 use crate::keys::{member, member_id};
 use crate::listing::Walk;
 use crate::plan::transact;
@@ -20,7 +20,13 @@ use crate::store::RedisStore;
 pub(crate) const ARCHIVE_BATCH: i64 = 500;
 
 impl RedisStore {
-    async fn dead_walk(&self, task: Option<&str>, before: Option<String>, offset: u64, want: usize) -> Result<Vec<DeadJob>> {
+    async fn dead_walk(
+        &self,
+        task: Option<&str>,
+        before: Option<String>,
+        offset: u64,
+        want: usize,
+    ) -> Result<Vec<DeadJob>> {
         let key = match task {
             Some(t) => self.ctx.keys.k(&format!("dlt:{t}")),
             None => self.ctx.keys.k("dlix"),
@@ -81,7 +87,11 @@ impl DeadLetters for RedisStore {
         let not_found = || Error::NotFound { what: "dead letter", id: dead_id.to_string() };
         let v = self.ctx.conn.cmd("HGET", vec![s(self.ctx.keys.k("dlq")), s(dead_id)]).await?;
         let dead: DeadJob = serde_json::from_str(&text(&v).ok_or_else(not_found)?).map_err(Error::backend)?;
-        let opts = EnqueueOptions { queue: Some(dead.queue.clone()), metadata: dead.metadata.clone(), ..Default::default() };
+        let opts = EnqueueOptions {
+            queue: Some(dead.queue.clone()),
+            metadata: dead.metadata.clone(),
+            ..Default::default()
+        };
         let job = NewJob::build(&dead.task_name, dead.payload.clone(), opts, now)?;
         let m = member(dead.failed_at, &dead.id);
         let args = enqueue_args(std::slice::from_ref(&job), None, now, Some((dead_id, &m, &dead.task_name)));
@@ -99,7 +109,11 @@ impl DeadLetters for RedisStore {
         let v = self
             .ctx
             .conn
-            .script(&self.ctx.conn.scripts.retention, &self.ctx.keys.base, vec![s("dead_letter"), n(cutoff), s("purge")])
+            .script(
+                &self.ctx.conn.scripts.retention,
+                &self.ctx.keys.base,
+                vec![s("dead_letter"), n(cutoff), s("purge")],
+            )
             .await?;
         Ok(int(&v).unwrap_or(0) as u64)
     }
@@ -123,7 +137,10 @@ impl QueueControl for RedisStore {
         self.ctx.check()?;
         self.touch_queue(queue).await?;
         self.ctx.conn.cmd("SREM", vec![s(self.ctx.keys.k("paused")), s(queue)]).await?;
-        self.ctx.conn.cmd("ZADD", vec![s(self.ctx.keys.k("wake")), n(0), s(format!("resume:{queue}"))]).await?;
+        self.ctx
+            .conn
+            .cmd("ZADD", vec![s(self.ctx.keys.k("wake")), n(0), s(format!("resume:{queue}"))])
+            .await?;
         self.changed();
         Ok(())
     }
@@ -195,7 +212,9 @@ impl QueueControl for RedisStore {
         let mut cancelled = 0u64;
         let mut start = 0i64;
         loop {
-            let ms = codec::strings(self.ctx.conn.cmd("ZRANGE", vec![s(key.clone()), n(start), n(start + 499)]).await?);
+            let ms = codec::strings(
+                self.ctx.conn.cmd("ZRANGE", vec![s(key.clone()), n(start), n(start + 499)]).await?,
+            );
             if ms.is_empty() {
                 break;
             }
@@ -205,7 +224,8 @@ impl QueueControl for RedisStore {
             cancelled += transact(ctx, &ids, now, |plan, rows| {
                 let mut c = 0;
                 for row in rows.iter().flatten() {
-                    let live = matches!(row.status, JobStatus::Pending | JobStatus::Waiting | JobStatus::Suspended);
+                    let live =
+                        matches!(row.status, JobStatus::Pending | JobStatus::Waiting | JobStatus::Suspended);
                     if !live || plan.touches(&row.id) {
                         continue;
                     }

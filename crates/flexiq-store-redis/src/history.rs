@@ -3,13 +3,13 @@
 use flexiq_core::id::new_row_id;
 use flexiq_core::store::{History, JobStore};
 use flexiq_core::{
-    validate_limit, AckOutcome, EnqueueOptions, Error, Fence, Job, JobId, JobStatus, LogEntry, MetricRow, NewJob,
-    Partial, ReplayEntry, Result,
+    validate_limit, AckOutcome, EnqueueOptions, Error, Fence, Job, JobId, JobStatus, LogEntry, MetricRow,
+    NewJob, Partial, ReplayEntry, Result,
 };
 
 use crate::codec::{self, int};
 use crate::conn::{b, n, s};
-use crate::jobs::{enqueue_args, run_enqueue};
+use crate::enqueue::{enqueue_args, run_enqueue};
 use crate::plan::transact;
 use crate::store::RedisStore;
 
@@ -38,7 +38,11 @@ fn after_bar(m: &str) -> &str {
 impl History for RedisStore {
     async fn get_metrics(&self, since: i64, task: Option<&str>) -> Result<Vec<MetricRow>> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("ZRANGE", vec![s(self.ctx.keys.k("metrics")), n(since), s("+inf"), s("BYSCORE")]).await?;
+        let v = self
+            .ctx
+            .conn
+            .cmd("ZRANGE", vec![s(self.ctx.keys.k("metrics")), n(since), s("+inf"), s("BYSCORE")])
+            .await?;
         let mut rows = Vec::new();
         for m in codec::strings(v) {
             let row: MetricRow = serde_json::from_str(after_bar(&m)).map_err(Error::backend)?;
@@ -66,7 +70,10 @@ impl History for RedisStore {
         let r = self
             .ctx
             .conn
-            .pipeline(vec![("HGET", vec![s(k.job(id.as_str())), s("ps")]), ("HGET", vec![s(k.archived(id.as_str())), s("ps")])])
+            .pipeline(vec![
+                ("HGET", vec![s(k.job(id.as_str())), s("ps")]),
+                ("HGET", vec![s(k.archived(id.as_str())), s("ps")]),
+            ])
             .await?;
         let count = int(&r[0]).or_else(|| int(&r[1])).unwrap_or(0).max(0) as u64;
         let last = count.min(after_seq.saturating_add(u64::from(limit)));
@@ -92,7 +99,8 @@ impl History for RedisStore {
         if level.is_empty() {
             return Err(Error::invalid(format!("log level for job {id} must not be empty")));
         }
-        let entry = LogEntry { job_id: id.to_string(), level: level.into(), message: message.into(), logged_at: now };
+        let entry =
+            LogEntry { job_id: id.to_string(), level: level.into(), message: message.into(), logged_at: now };
         let json = serde_json::to_string(&entry).map_err(Error::backend)?;
         if self.small_op(vec![s("log"), s(id.as_str()), s(json), n(now)]).await? < 0 {
             return Err(Error::JobNotFound(id.clone()));
@@ -102,7 +110,8 @@ impl History for RedisStore {
 
     async fn job_logs(&self, id: &JobId) -> Result<Vec<LogEntry>> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("ZRANGE", vec![s(self.ctx.keys.k(&format!("log:{id}"))), n(0), n(-1)]).await?;
+        let v =
+            self.ctx.conn.cmd("ZRANGE", vec![s(self.ctx.keys.k(&format!("log:{id}"))), n(0), n(-1)]).await?;
         codec::strings(v).iter().map(|m| serde_json::from_str(after_bar(m)).map_err(Error::backend)).collect()
     }
 
@@ -145,7 +154,11 @@ impl History for RedisStore {
         };
         let new = NewJob::build(&job.task, job.payload.clone(), opts, now)?;
         let out = run_enqueue(&self.ctx, enqueue_args(std::slice::from_ref(&new), None, now, None)).await?;
-        let replay_id = out.into_iter().next().map(|e| e.id).ok_or_else(|| Error::backend("replay enqueue returned nothing"))?;
+        let replay_id = out
+            .into_iter()
+            .next()
+            .map(|e| e.id)
+            .ok_or_else(|| Error::backend("replay enqueue returned nothing"))?;
         let entry = ReplayEntry {
             id: new_row_id(),
             original_job_id: id.to_string(),
@@ -161,9 +174,12 @@ impl History for RedisStore {
 
     async fn replay_history(&self, id: &JobId) -> Result<Vec<ReplayEntry>> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("LRANGE", vec![s(self.ctx.keys.k(&format!("rp:{id}"))), n(0), n(-1)]).await?;
-        let mut out: Vec<ReplayEntry> =
-            codec::strings(v).iter().map(|j| serde_json::from_str(j).map_err(Error::backend)).collect::<Result<_>>()?;
+        let v =
+            self.ctx.conn.cmd("LRANGE", vec![s(self.ctx.keys.k(&format!("rp:{id}"))), n(0), n(-1)]).await?;
+        let mut out: Vec<ReplayEntry> = codec::strings(v)
+            .iter()
+            .map(|j| serde_json::from_str(j).map_err(Error::backend))
+            .collect::<Result<_>>()?;
         for e in &mut out {
             if let Some(j) = self.any_job(&JobId::from_trusted(e.replay_job_id.clone())).await? {
                 if matches!(j.status, JobStatus::Failed | JobStatus::Dead) {

@@ -37,11 +37,26 @@ impl RedisStore {
                 before = Some(bound);
             }
         }
-        Walk { sources, before, from: filter.created_after.map(pad), exact, conn: &self.ctx.conn, skip, want, done: false }
+        Walk {
+            sources,
+            before,
+            from: filter.created_after.map(pad),
+            exact,
+            conn: &self.ctx.conn,
+            skip,
+            want,
+            done: false,
+        }
     }
 
     /// Walks jobs matching `filter`, newest first: skips `offset`, returns up to `want`.
-    async fn walk_jobs(&self, filter: &JobFilter, before: Option<String>, offset: u64, want: usize) -> Result<Vec<Job>> {
+    async fn walk_jobs(
+        &self,
+        filter: &JobFilter,
+        before: Option<String>,
+        offset: u64,
+        want: usize,
+    ) -> Result<Vec<Job>> {
         let mut walk = self.job_walk(filter, before, offset, want);
         let mut to_skip = if walk.exact { 0 } else { offset };
         let mut out = Vec::new();
@@ -81,7 +96,8 @@ impl RedisStore {
     }
 
     async fn queue_stats(&self, queues: &[String]) -> Result<Vec<Stats>> {
-        let cmds = queues.iter().map(|q| ("HGETALL", vec![s(self.ctx.keys.k(&format!("cnt:{q}")))])).collect();
+        let cmds =
+            queues.iter().map(|q| ("HGETALL", vec![s(self.ctx.keys.k(&format!("cnt:{q}")))])).collect();
         let replies = self.ctx.conn.pipeline(cmds).await?;
         replies
             .into_iter()
@@ -94,7 +110,10 @@ impl RedisStore {
                     other => other.into_array(),
                 };
                 for pair in flat.chunks(2) {
-                    let (Some(code), Some(c)) = (pair.first().and_then(text), pair.get(1).and_then(int)) else { continue };
+                    let (Some(code), Some(c)) = (pair.first().and_then(text), pair.get(1).and_then(int))
+                    else {
+                        continue;
+                    };
                     stats.add(codec::status(&code)?, c.max(0) as u64);
                 }
                 Ok(stats)
@@ -109,7 +128,11 @@ impl RedisStore {
     }
 
     async fn job_exists(&self, id: &str) -> Result<bool> {
-        let v = self.ctx.conn.cmd("EXISTS", vec![s(self.ctx.keys.job(id)), s(self.ctx.keys.archived(id))]).await?;
+        let v = self
+            .ctx
+            .conn
+            .cmd("EXISTS", vec![s(self.ctx.keys.job(id)), s(self.ctx.keys.archived(id))])
+            .await?;
         Ok(int(&v).unwrap_or(0) > 0)
     }
 }
@@ -122,7 +145,12 @@ impl Inspect for RedisStore {
         self.walk_jobs(filter, None, offset, limit as usize).await
     }
 
-    async fn list_jobs_after(&self, filter: &JobFilter, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
+    async fn list_jobs_after(
+        &self,
+        filter: &JobFilter,
+        limit: u32,
+        after: Option<&str>,
+    ) -> Result<Page<Job>> {
         self.ctx.check()?;
         let limit = validate_limit(i64::from(limit))? as usize;
         let fp = filter.fingerprint();
@@ -175,7 +203,11 @@ impl Inspect for RedisStore {
         if !self.job_exists(id.as_str()).await? {
             return Err(Error::JobNotFound(id.clone()));
         }
-        let v = self.ctx.conn.cmd("ZRANGE", vec![s(self.ctx.keys.k(&format!("err:{id}"))), s("0"), s("-1")]).await?;
+        let v = self
+            .ctx
+            .conn
+            .cmd("ZRANGE", vec![s(self.ctx.keys.k(&format!("err:{id}"))), s("0"), s("-1")])
+            .await?;
         let mut rows: Vec<JobError> = codec::strings(v)
             .iter()
             .map(|j| serde_json::from_str(j).map_err(Error::backend))
@@ -209,7 +241,11 @@ impl Inspect for RedisStore {
             let arch = it.next().map(|v| v.into_array()).unwrap_or_default();
             let f = if live.get(1).and_then(text).is_some() { live } else { arch };
             let Some(st) = f.get(1).and_then(text) else { continue };
-            nodes.push(DagNode { id: cur.clone(), task: f.first().and_then(text).unwrap_or_default(), status: codec::status(&st)? });
+            nodes.push(DagNode {
+                id: cur.clone(),
+                task: f.first().and_then(text).unwrap_or_default(),
+                status: codec::status(&st)?,
+            });
             for d in f.get(2).and_then(text).unwrap_or_default().split(',').filter(|d| !d.is_empty()) {
                 edges.insert(DagEdge { from: d.to_string(), to: cur.clone() });
                 queue.push_back(d.to_string());
@@ -220,7 +256,10 @@ impl Inspect for RedisStore {
             }
         }
         let known: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
-        let edges = edges.into_iter().filter(|e| known.contains(e.from.as_str()) && known.contains(e.to.as_str())).collect();
+        let edges = edges
+            .into_iter()
+            .filter(|e| known.contains(e.from.as_str()) && known.contains(e.to.as_str()))
+            .collect();
         Ok(JobDag { nodes, edges })
     }
 

@@ -5,111 +5,22 @@ use std::time::Duration;
 
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
 use flexiq_core::{
-    transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, NewJob, Refusal, Result,
+    transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, Refusal, Result,
 };
-use fred::types::Value;
-
 use crate::codec::{self, int, text};
 use crate::conn::{b, n, s};
 use crate::plan::transact;
-use crate::store::{Ctx, RedisStore};
+use crate::store::RedisStore;
 
 /// Poll interval of `wait_for_job` for changes made by other processes (ms).
 const JOB_POLL_MS: u64 = 20;
 
-/// Builds the enqueue script's arguments for `jobs`.
-pub(crate) fn enqueue_args(
-    jobs: &[NewJob],
-    max_pending: Option<u64>,
-    now: i64,
-    dead: Option<(&str, &str, &str)>,
-) -> Vec<Value> {
-    let mut a = Vec::with_capacity(6 + jobs.len() * 11);
-    a.push(n(now));
-    a.push(s(max_pending.map(|m| m.to_string()).unwrap_or_default()));
-    let (di, dm, dt) = dead.unwrap_or(("", "", ""));
-    a.extend([s(di), s(dm), s(dt)]);
-    a.push(n(jobs.len() as i64));
-    for j in jobs {
-        a.push(s(j.id.as_str()));
-        a.push(s(j.queue.clone()));
-        a.push(s(j.task.clone()));
-        a.push(b(j.payload.clone()));
-        a.push(n(i64::from(j.priority)));
-        a.push(n(j.run_at));
-        a.push(n(i64::from(j.max_retries)));
-        a.push(n(j.backoff.base_ms as i64));
-        a.push(n(j.backoff.max_ms as i64));
-        let mut extra: Vec<(&str, String)> = Vec::new();
-        if let Some(t) = j.timeout_ms {
-            extra.push(("to", t.to_string()));
-        }
-        let opt = [("u", &j.unique_key), ("m", &j.metadata), ("g", &j.group_key), ("wr", &j.workflow_run_id), ("ws", &j.workflow_stage_id)];
-        for (k, v) in opt {
-            if let Some(v) = v {
-                extra.push((k, v.clone()));
-            }
-        }
-        if !j.depends_on.is_empty() {
-            extra.push(("d", j.depends_on.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")));
-        }
-        a.push(n(extra.len() as i64));
-        for (k, v) in extra {
-            a.push(s(k));
-            a.push(s(v));
-        }
-    }
-    a
-}
-
-/// Runs the enqueue script and parses its reply.
-pub(crate) async fn run_enqueue(ctx: &Ctx, args: Vec<Value>) -> Result<Vec<Enqueued>> {
-    let reply = ctx.conn.script(&ctx.conn.scripts.enqueue, &ctx.keys.base, args).await?.into_array();
-    let out = reply
-        .chunks(2)
-        .map(|p| Enqueued {
-            id: JobId::from_trusted(text(&p[0]).unwrap_or_default()),
-            created: p.get(1).and_then(int) == Some(1),
-        })
-        .collect();
-    ctx.waker.work_changed();
-    ctx.waker.job_changed();
-    Ok(out)
-}
-
-fn validate_batch(req: &EnqueueRequest) -> Result<()> {
-    if req.max_pending == Some(0) {
-        return Err(Error::invalid("max_pending must be at least 1"));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for (i, j) in req.jobs.iter().enumerate() {
-        flexiq_core::options::validate_name("queue name", &j.queue)?;
-        flexiq_core::options::validate_name("task name", &j.task)?;
-        if !seen.insert(j.id.as_str()) {
-            return Err(Error::invalid(format!("job {} appears twice in one batch", j.id)));
-        }
-        if j.payload.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!("payload of job {} is too large", j.id)));
-        }
-        for d in &j.depends_on {
-            if d == &j.id {
-                return Err(Error::invalid(format!("job {} depends on itself", j.id)));
-            }
-            if req.jobs[i..].iter().any(|later| &later.id == d) {
-                return Err(Error::invalid(format!(
-                    "job {} depends on {d}, which comes later in the batch",
-                    j.id
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
 fn event_of(kind: &AckKind, fence: Fence) -> Event {
     match kind {
         AckKind::Complete { .. } => Event::Complete { fence },
-        AckKind::Fail { error, retryable } => Event::Fail { fence, error: error.clone(), retryable: *retryable },
+        AckKind::Fail { error, retryable } => {
+            Event::Fail { fence, error: error.clone(), retryable: *retryable }
+        }
         AckKind::Suspend { until } => Event::Suspend { fence, until: *until },
         AckKind::Defer { until, reason } => Event::Defer { fence, until: *until, reason: reason.clone() },
     }
@@ -147,7 +58,18 @@ impl RedisStore {
         let v = self
             .ctx
             .conn
-            .cmd("ZRANGE", vec![s(self.ctx.keys.k(set)), s("-inf"), s(format!("({cutoff}")), s("BYSCORE"), s("LIMIT"), n(0), n(1000)])
+            .cmd(
+                "ZRANGE",
+                vec![
+                    s(self.ctx.keys.k(set)),
+                    s("-inf"),
+                    s(format!("({cutoff}")),
+                    s("BYSCORE"),
+                    s("LIMIT"),
+                    n(0),
+                    n(1000),
+                ],
+            )
             .await?;
         Ok(codec::strings(v))
     }
@@ -180,9 +102,9 @@ impl JobStore for RedisStore {
         if req.jobs.is_empty() {
             return Ok(Vec::new());
         }
-        validate_batch(&req)?;
-        let args = enqueue_args(&req.jobs, req.max_pending, req.now, None);
-        run_enqueue(&self.ctx, args).await
+        crate::enqueue::validate_batch(&req)?;
+        let args = crate::enqueue::enqueue_args(&req.jobs, req.max_pending, req.now, None);
+        crate::enqueue::run_enqueue(&self.ctx, args).await
     }
 
     async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
@@ -191,16 +113,19 @@ impl JobStore for RedisStore {
             return Err(Error::invalid("claim limit must be at least 1"));
         }
         let limit = req.limit.min(flexiq_core::MAX_PAGE);
-        let mut a = vec![n(req.now), n(i64::from(limit)), s(req.worker_id.clone()), n(req.queues.len() as i64)];
+        let mut a =
+            vec![n(req.now), n(i64::from(limit)), s(req.worker_id.clone()), n(req.queues.len() as i64)];
         a.extend(req.queues.iter().map(|q| s(q.clone())));
-        let reply = self.ctx.conn.script(&self.ctx.conn.scripts.claim, &self.ctx.keys.base, a).await?.into_array();
+        let reply =
+            self.ctx.conn.script(&self.ctx.conn.scripts.claim, &self.ctx.keys.base, a).await?.into_array();
         let mut out = Vec::with_capacity(reply.len() / 2);
         let mut it = reply.into_iter();
         while let (Some(id), Some(fields)) = (it.next(), it.next()) {
             let id = text(&id).unwrap_or_default();
             let job = codec::job_from_hash(&self.ctx.ns, &id, fields)?
                 .ok_or_else(|| Error::backend(format!("claimed job {id} vanished")))?;
-            let fence = job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
+            let fence =
+                job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
             out.push(ClaimedJob { job, fence });
         }
         if !out.is_empty() {
@@ -236,7 +161,9 @@ impl JobStore for RedisStore {
                         plan.apply(ctx, row, &next, set);
                         out.push(AckOutcome::Acknowledged);
                     }
-                    Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => out.push(AckOutcome::Superseded),
+                    Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => {
+                        out.push(AckOutcome::Superseded)
+                    }
                 }
             }
             Ok(out)
@@ -264,9 +191,15 @@ impl JobStore for RedisStore {
                         if !plan.touches(&row.id) {
                             plan.write(row, vec![("hb", n(now))], vec![]);
                         }
-                        HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: row.cancel_requested }
+                        HeartbeatReply {
+                            outcome: AckOutcome::Acknowledged,
+                            cancel_requested: row.cancel_requested,
+                        }
                     }
-                    Some(row) => HeartbeatReply { outcome: AckOutcome::Superseded, cancel_requested: row.cancel_requested },
+                    Some(row) => HeartbeatReply {
+                        outcome: AckOutcome::Superseded,
+                        cancel_requested: row.cancel_requested,
+                    },
                     None => HeartbeatReply { outcome: AckOutcome::Superseded, cancel_requested: false },
                 };
                 out.push(reply);
@@ -328,7 +261,12 @@ impl JobStore for RedisStore {
 
     async fn is_cancel_requested(&self, id: &JobId) -> Result<bool> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("HMGET", vec![s(self.ctx.keys.job(id.as_str())), s("st"), s("cr")]).await?.into_array();
+        let v = self
+            .ctx
+            .conn
+            .cmd("HMGET", vec![s(self.ctx.keys.job(id.as_str())), s("st"), s("cr")])
+            .await?
+            .into_array();
         if v.first().and_then(text).is_none() {
             return Err(Error::JobNotFound(id.clone()));
         }
@@ -343,7 +281,12 @@ impl JobStore for RedisStore {
 
     async fn get_result(&self, id: &JobId) -> Result<Option<Vec<u8>>> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("HMGET", vec![s(self.ctx.keys.job(id.as_str())), s("st"), s("res")]).await?.into_array();
+        let v = self
+            .ctx
+            .conn
+            .cmd("HMGET", vec![s(self.ctx.keys.job(id.as_str())), s("st"), s("res")])
+            .await?
+            .into_array();
         let Some(st) = v.first().and_then(text) else { return Err(Error::JobNotFound(id.clone())) };
         if codec::status(&st)? != JobStatus::Completed {
             return Ok(None);

@@ -12,6 +12,7 @@ mod admin;
 mod codec;
 mod conn;
 mod control;
+mod enqueue;
 mod error;
 mod history;
 mod inspect;

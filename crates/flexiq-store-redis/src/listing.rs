@@ -45,11 +45,20 @@ impl<'a> Walk<'a> {
         (max, min)
     }
 
-    async fn range(&self, key: &str, before: &Option<String>, offset: i64, count: i64) -> Result<Vec<String>> {
+    async fn range(
+        &self,
+        key: &str,
+        before: &Option<String>,
+        offset: i64,
+        count: i64,
+    ) -> Result<Vec<String>> {
         let (max, min) = self.bounds(before);
         let v = self
             .conn
-            .cmd("ZRANGE", vec![s(key), s(max), s(min), s("BYLEX"), s("REV"), s("LIMIT"), n(offset), n(count)])
+            .cmd(
+                "ZRANGE",
+                vec![s(key), s(max), s(min), s("BYLEX"), s("REV"), s("LIMIT"), n(offset), n(count)],
+            )
             .await?;
         Ok(codec::strings(v))
     }

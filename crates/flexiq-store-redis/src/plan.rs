@@ -71,7 +71,13 @@ impl Plan {
     }
 
     /// Applies what `transition` decided for `row`, with extra fields (result bytes).
-    pub(crate) fn apply(&mut self, ctx: &Ctx, row: &StateRow, next: &Next, mut set: Vec<(&'static str, Value)>) {
+    pub(crate) fn apply(
+        &mut self,
+        ctx: &Ctx,
+        row: &StateRow,
+        next: &Next,
+        mut set: Vec<(&'static str, Value)>,
+    ) {
         let now = self.now;
         set.push(("st", n(i64::from(next.status.code()))));
         set.push(("a", n(i64::from(next.attempt))));
@@ -145,7 +151,8 @@ impl Plan {
         while let Some(w) = self.work.pop() {
             match w {
                 Work::DeadLetter { id, attempt, error, queue, task } => {
-                    let v = ctx.conn.cmd("HMGET", vec![s(ctx.keys.job(&id)), s("p"), s("m")]).await?.into_array();
+                    let v =
+                        ctx.conn.cmd("HMGET", vec![s(ctx.keys.job(&id)), s("p"), s("m")]).await?.into_array();
                     let dead = DeadJob {
                         id: new_row_id(),
                         original_job_id: id,

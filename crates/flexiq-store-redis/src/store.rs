@@ -48,7 +48,10 @@ pub struct RedisStore {
 
 impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisStore").field("namespace", &self.ctx.ns).field("base", &self.ctx.keys.base).finish()
+        f.debug_struct("RedisStore")
+            .field("namespace", &self.ctx.ns)
+            .field("base", &self.ctx.keys.base)
+            .finish()
     }
 }
 
@@ -61,7 +64,8 @@ impl RedisStore {
     pub async fn connect(url: &str, opts: RedisOptions) -> Result<RedisStore> {
         opts.validate()?;
         let conn = Arc::new(Conn::connect(url, POOL_SIZE).await?);
-        let shared = Arc::new(Shared { conn: conn.clone(), closed: AtomicBool::new(false), prefix: opts.prefix });
+        let shared =
+            Arc::new(Shared { conn: conn.clone(), closed: AtomicBool::new(false), prefix: opts.prefix });
         let store = RedisStore::scoped(shared, &opts.namespace);
         let floor = store.floor().await?;
         check_floor(floor)?;

@@ -25,4 +25,20 @@ async fn main() {
         ta += t.elapsed();
     }
     println!("claim {:?} ack {:?} per batch", tc / 200, ta / 200);
+    let c = s.claim(ClaimRequest { queues: vec!["cc".into()], limit: 100, worker_id: "w".into(), now: T0 }).await.unwrap();
+    let conn = rusqlite::Connection::open(s.path()).unwrap();
+    let ids: Vec<String> = c.iter().map(|c| c.job.id.to_string()).collect();
+    for (name, sql) in [
+        ("select", "SELECT status FROM jobs WHERE id = ?1 AND ns = 'default'"),
+        ("plain update", "UPDATE jobs SET heartbeat_at = 5 WHERE id = ?1"),
+        ("finish update", "UPDATE jobs SET status = 2, finished_at = 7 WHERE id = ?1"),
+    ] {
+        let t = Instant::now();
+        for id in &ids {
+            let mut st = conn.prepare_cached(sql).unwrap();
+            let _ = st.execute([id]).or_else(|_| st.query_row([id], |_| Ok(0)));
+        }
+        let plan: Vec<String> = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap().query_map([&ids[0]], |r| r.get(3)).unwrap().map(|r| r.unwrap()).collect();
+        println!("{name}: {:?} for 100, plan {plan:?}", t.elapsed());
+    }
 }

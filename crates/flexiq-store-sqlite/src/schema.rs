@@ -1,8 +1,7 @@
 //! Embedded, numbered migrations and the `schema_meta` row (version and contract floor).
 //!
-//! The jobs table is kept lean because every index costs on every enqueue, claim and ack. It
-//! is a `WITHOUT ROWID` table keyed by the (time-ordered) job id, so a lookup by id is one
-//! b-tree descent and there is no separate id index. Its indexes: the claim order (a partial index over claimable rows only), the listing order,
+//! The jobs table is kept lean because every index costs on every enqueue, claim and ack: the
+//! id, the claim order (a partial index over claimable rows only), the listing order,
 //! running jobs by heartbeat (partial), terminal jobs by finish time (partial) and live unique
 //! keys (partial). Counts live in `queue_counts`, maintained in the same transaction as every
 //! status change, so stats never scan jobs.
@@ -22,7 +21,7 @@ pub(crate) const LATEST: u32 = 1;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
-    id TEXT NOT NULL PRIMARY KEY,
+    id TEXT NOT NULL,
     ns TEXT NOT NULL,
     queue TEXT NOT NULL,
     task TEXT NOT NULL,
@@ -51,7 +50,8 @@ CREATE TABLE jobs (
     wf_stage TEXT,
     has_deps INTEGER NOT NULL DEFAULT 0,
     has_dependents INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
+);
+CREATE UNIQUE INDEX jobs_id ON jobs(id);
 CREATE INDEX jobs_claim ON jobs(ns, queue, priority DESC, run_at, id) WHERE status IN (0, 6);
 CREATE INDEX jobs_created ON jobs(ns, created_at, id);
 CREATE INDEX jobs_running ON jobs(ns, heartbeat_at) WHERE status = 1;

@@ -1,3 +1,5 @@
+# The twins call methods that flexiq.Queue (which mixes this class in) defines.
+# mypy: disable-error-code="attr-defined"
 """The ``a``-prefixed async twins of every blocking :class:`flexiq.Queue` call.
 
 Each twin runs its blocking twin on flexiq's own thread pool (``run_blocking``), where the
@@ -45,12 +47,6 @@ async def run_blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 class AsyncMixin:
     """Async twins of the blocking calls (``aresult`` beside ``result``, ...)."""
-
-    if TYPE_CHECKING:
-
-        def result(self, job_id: str, timeout: Optional[float] = None, poll: Optional[float] = None) -> Any: ...
-        def _stream_native(self, job_id: str, timeout: Optional[float], poll: Optional[float]) -> Any: ...
-        def __getattr__(self, name: str) -> Any: ...
 
     async def aresult(self, job_id: str, timeout: Optional[float] = None, poll: Optional[float] = None) -> Any:
         """Async twin of :meth:`result`: awaits a job's result (``timeout`` seconds)."""

@@ -2,6 +2,17 @@
 
 from typing import Any, Dict, Iterator, List, Optional, Tuple, final
 
+__all__ = [
+    "NativeJobContext",
+    "NativeQueue",
+    "NativeWorker",
+    "PartialIter",
+    "__version__",
+    "cli_main",
+    "contract_level",
+    "parse_rate_limit",
+    "reserved_setting_prefixes",
+]
 __version__: str
 
 def contract_level() -> int: ...
@@ -53,6 +64,7 @@ class NativeWorker:
         worker_id: Optional[str] = None,
         lease: Optional[float] = None,
         maintenance: bool = True,
+        prefetch: Optional[int] = None,
     ) -> NativeWorker: ...
     def run(self) -> Dict[str, int]: ...
     def stop(self) -> None: ...

@@ -373,11 +373,33 @@ class Queue(OpsMixin, AsyncMixin):
 
     # -- workers -----------------------------------------------------------------------------
 
-    def worker(self, concurrency: int = 8, queues: Optional[Sequence[str]] = None) -> "Worker":
-        """A worker for this queue's registered tasks (see :class:`flexiq.Worker`)."""
+    def worker(
+        self,
+        concurrency: int = 8,
+        queues: Optional[Sequence[str]] = None,
+        *,
+        shutdown_timeout: float = 30.0,
+        worker_id: Optional[str] = None,
+        lease: Optional[float] = None,
+        maintenance: bool = True,
+        prefetch: Optional[int] = None,
+    ) -> "Worker":
+        """A worker for this queue's registered tasks (see :class:`flexiq.Worker`):
+        ``shutdown_timeout`` and ``lease`` (the job lease window) in seconds;
+        ``maintenance=False`` keeps it out of the cleaner election; ``prefetch`` jobs are
+        claimed beyond the free slots."""
         from .worker import Worker
 
-        return Worker(self, concurrency=concurrency, queues=queues)
+        return Worker(
+            self,
+            concurrency=concurrency,
+            queues=queues,
+            shutdown_timeout=shutdown_timeout,
+            worker_id=worker_id,
+            lease=lease,
+            maintenance=maintenance,
+            prefetch=prefetch,
+        )
 
     def run_worker(self, concurrency: int = 8, queues: Optional[Sequence[str]] = None) -> None:
         """Runs a worker in this thread until SIGINT or SIGTERM, then shuts down gracefully:

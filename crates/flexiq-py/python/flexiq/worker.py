@@ -118,7 +118,9 @@ class _Dispatcher:
 class Worker:
     """Runs a queue's registered tasks. ``concurrency`` handlers at once (default 8);
     ``queues`` limits which queues it takes from (default: all); ``shutdown_timeout`` (s)
-    is how long running handlers may finish on shutdown before their jobs are given back."""
+    is how long running handlers may finish on shutdown before their jobs are given back;
+    ``lease`` (s) is the job lease window; ``prefetch`` jobs are claimed beyond the free slots
+    (engine default 4) so a freed slot starts its next job without a round trip."""
 
     def __init__(
         self,
@@ -130,6 +132,7 @@ class Worker:
         worker_id: Optional[str] = None,
         lease: Optional[float] = None,
         maintenance: bool = True,
+        prefetch: Optional[int] = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise InvalidArgument(f"concurrency {concurrency!r} must be a positive integer")
@@ -144,6 +147,7 @@ class Worker:
         specs: List[Tuple[str, Optional[float], Optional[float]]] = [
             (t.name, t.timeout, t.soft_timeout) for t in tasks.values()
         ]
+        extra = {} if prefetch is None else {"prefetch": prefetch}
         self._native = _flexiq.NativeWorker(
             queue._native,
             self._dispatcher,
@@ -154,6 +158,7 @@ class Worker:
             worker_id=worker_id,
             lease=lease,
             maintenance=maintenance,
+            **extra,
         )
         self._thread: Optional[threading.Thread] = None
         self._error: Optional[BaseException] = None

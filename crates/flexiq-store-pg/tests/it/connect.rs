@@ -1,6 +1,6 @@
 //! Connecting: option validation, bad URLs, namespaces and closing.
 
-use flexiq_core::store::JobStore;
+use flexiq_core::store::{Inspect, JobStore};
 use flexiq_core::{ErrorKind, JobId, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
 
@@ -36,6 +36,7 @@ async fn namespaces_share_the_pool_but_not_the_jobs() {
     let a = open(&schema, 2).await;
     let b = a.with_namespace("other").unwrap();
     assert_eq!(b.namespace(), "other");
+    assert_eq!(b.schema(), schema);
     assert_eq!(a.with_namespace("").unwrap_err().kind(), ErrorKind::InvalidArgument);
     crate::common::enqueue_n(&a, "q", 3, 1).await;
     assert_eq!(a.count_pending("q").await.unwrap(), 3);
@@ -47,5 +48,3 @@ async fn namespaces_share_the_pool_but_not_the_jobs() {
     assert_eq!(a.with_namespace("x").unwrap_err().kind(), ErrorKind::Closed);
     drop_schema(&schema).await;
 }
-
-use flexiq_core::store::Inspect;

@@ -93,7 +93,8 @@ async fn an_idle_claimer_wakes_on_an_enqueue_from_another_connection() {
     producer.enqueue(EnqueueRequest { jobs: vec![job(now, None)], max_pending: None, now }).await.unwrap();
     let waited = waiter.await.unwrap();
     assert!(waited < Duration::from_secs(10), "woke after {waited:?}");
-    let got = consumer.claim(ClaimRequest { queues: vec![], limit: 1, worker_id: "w".into(), now }).await.unwrap();
+    let got =
+        consumer.claim(ClaimRequest { queues: vec![], limit: 1, worker_id: "w".into(), now }).await.unwrap();
     assert_eq!(got.len(), 1);
     h.cleanup_now().await;
 }
@@ -107,7 +108,8 @@ async fn wait_for_work_returns_when_a_delayed_job_comes_due() {
     let start = Instant::now();
     s.wait_for_work(&["default".to_string()], 20_000).await.unwrap();
     assert!(start.elapsed() < Duration::from_secs(10), "waited {:?}", start.elapsed());
-    let got = s.claim(ClaimRequest { queues: vec![], limit: 1, worker_id: "w".into(), now: wall() }).await.unwrap();
+    let got =
+        s.claim(ClaimRequest { queues: vec![], limit: 1, worker_id: "w".into(), now: wall() }).await.unwrap();
     assert_eq!(got.len(), 1);
     h.cleanup_now().await;
 }
@@ -118,7 +120,10 @@ async fn wait_for_job_wakes_on_a_change_from_another_connection() {
     let a = h.store("watch").await.unwrap();
     let b = h.store("watch").await.unwrap();
     let now = wall();
-    let id = a.enqueue(EnqueueRequest { jobs: vec![job(now, None)], max_pending: None, now }).await.unwrap()[0].id.clone();
+    let id = a.enqueue(EnqueueRequest { jobs: vec![job(now, None)], max_pending: None, now }).await.unwrap()
+        [0]
+    .id
+    .clone();
     let watcher = tokio::spawn({
         let a = a.clone();
         let id = id.clone();

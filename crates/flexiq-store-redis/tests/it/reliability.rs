@@ -101,7 +101,9 @@ async fn every_job_completes_exactly_once_across_a_server_crash() {
     let store = RedisStore::connect(&server.url(), opts).await.unwrap();
 
     let jobs: Vec<NewJob> = (0..JOBS)
-        .map(|i| NewJob::build("work", i.to_string().into_bytes(), EnqueueOptions::default(), wall()).unwrap())
+        .map(|i| {
+            NewJob::build("work", i.to_string().into_bytes(), EnqueueOptions::default(), wall()).unwrap()
+        })
         .collect();
     let ids: Vec<_> = jobs.iter().map(|j| j.id.clone()).collect();
     for chunk in jobs.chunks(100) {

@@ -71,7 +71,11 @@ impl RedisHarness {
 
     /// Opens a concrete store on namespace `ns`.
     pub async fn store(&self, ns: &str) -> Result<RedisStore> {
-        let s = RedisStore::connect(&self.url, RedisOptions { namespace: ns.into(), prefix: self.prefix.clone() }).await?;
+        let s = RedisStore::connect(
+            &self.url,
+            RedisOptions { namespace: ns.into(), prefix: self.prefix.clone() },
+        )
+        .await?;
         self.opened.lock().unwrap().push(s.clone());
         Ok(s)
     }

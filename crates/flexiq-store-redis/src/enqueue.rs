@@ -1,0 +1,106 @@
+//! Enqueue: argument encoding for `enqueue.lua` (shared with replays and dead-letter
+//! retries) and the checks made before a batch is sent.
+
+use flexiq_core::store::{EnqueueRequest, Enqueued};
+use flexiq_core::{Error, JobId, NewJob, Result};
+use fred::types::Value;
+
+use crate::codec::{int, text};
+use crate::conn::{b, n, s};
+use crate::store::Ctx;
+
+/// Builds the enqueue script's arguments for `jobs`.
+pub(crate) fn enqueue_args(
+    jobs: &[NewJob],
+    max_pending: Option<u64>,
+    now: i64,
+    dead: Option<(&str, &str, &str)>,
+) -> Vec<Value> {
+    let mut a = Vec::with_capacity(6 + jobs.len() * 11);
+    a.push(n(now));
+    a.push(s(max_pending.map(|m| m.to_string()).unwrap_or_default()));
+    let (di, dm, dt) = dead.unwrap_or(("", "", ""));
+    a.extend([s(di), s(dm), s(dt)]);
+    a.push(n(jobs.len() as i64));
+    for j in jobs {
+        a.push(s(j.id.as_str()));
+        a.push(s(j.queue.clone()));
+        a.push(s(j.task.clone()));
+        a.push(b(j.payload.clone()));
+        a.push(n(i64::from(j.priority)));
+        a.push(n(j.run_at));
+        a.push(n(i64::from(j.max_retries)));
+        a.push(n(j.backoff.base_ms as i64));
+        a.push(n(j.backoff.max_ms as i64));
+        let mut extra: Vec<(&str, String)> = Vec::new();
+        if let Some(t) = j.timeout_ms {
+            extra.push(("to", t.to_string()));
+        }
+        let opt = [
+            ("u", &j.unique_key),
+            ("m", &j.metadata),
+            ("g", &j.group_key),
+            ("wr", &j.workflow_run_id),
+            ("ws", &j.workflow_stage_id),
+        ];
+        for (k, v) in opt {
+            if let Some(v) = v {
+                extra.push((k, v.clone()));
+            }
+        }
+        if !j.depends_on.is_empty() {
+            extra.push(("d", j.depends_on.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")));
+        }
+        a.push(n(extra.len() as i64));
+        for (k, v) in extra {
+            a.push(s(k));
+            a.push(s(v));
+        }
+    }
+    a
+}
+
+/// Runs the enqueue script and parses its reply.
+pub(crate) async fn run_enqueue(ctx: &Ctx, args: Vec<Value>) -> Result<Vec<Enqueued>> {
+    let reply = ctx.conn.script(&ctx.conn.scripts.enqueue, &ctx.keys.base, args).await?.into_array();
+    let out = reply
+        .chunks(2)
+        .map(|p| Enqueued {
+            id: JobId::from_trusted(text(&p[0]).unwrap_or_default()),
+            created: p.get(1).and_then(int) == Some(1),
+        })
+        .collect();
+    ctx.waker.work_changed();
+    ctx.waker.job_changed();
+    Ok(out)
+}
+
+pub(crate) fn validate_batch(req: &EnqueueRequest) -> Result<()> {
+    if req.max_pending == Some(0) {
+        return Err(Error::invalid("max_pending must be at least 1"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, j) in req.jobs.iter().enumerate() {
+        flexiq_core::options::validate_name("queue name", &j.queue)?;
+        flexiq_core::options::validate_name("task name", &j.task)?;
+        if !seen.insert(j.id.as_str()) {
+            return Err(Error::invalid(format!("job {} appears twice in one batch", j.id)));
+        }
+        if j.payload.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
+            return Err(Error::invalid(format!("payload of job {} is too large", j.id)));
+        }
+        for d in &j.depends_on {
+            if d == &j.id {
+                return Err(Error::invalid(format!("job {} depends on itself", j.id)));
+            }
+            if req.jobs[i..].iter().any(|later| &later.id == d) {
+                return Err(Error::invalid(format!(
+                    "job {} depends on {d}, which comes later in the batch",
+                    j.id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
