@@ -67,6 +67,8 @@ for (const backend of BACKENDS) {
       await rejectsCode(assert, () => q.deadLetters(0), 'INVALID_ARGUMENT');
       await rejectsCode(assert, () => q.deadLetters(5, -1), 'INVALID_ARGUMENT');
 
+      // Paused, so the retried job stays pending instead of dying again mid-test.
+      q.pauseQueue('default');
       const retried = await q.retryDead(dead[0].id);
       assert.equal(q.getJob(retried).task, 'die');
       await rejectsCode(assert, () => q.retryDead(UNKNOWN), 'NOT_FOUND');
@@ -158,13 +160,12 @@ for (const backend of BACKENDS) {
       throwsCode(assert, () => q.setMinContract(1.5), 'INVALID_ARGUMENT');
     });
 
-    it('autoMigrate false on fresh storage, then migrate()', async () => {
+    it('autoMigrate false opens migrated storage and works at once', async () => {
+      await store.open().enqueue('t', 1);
       const q = store.open({ autoMigrate: false });
-      const m = await q.migrate();
-      if (!m.schemaless) assert.ok(m.applied.length > 0, 'a fresh store applies its migrations');
       assert.deepEqual((await q.migrate()).applied, []);
       await q.enqueue('t', 1);
-      assert.equal(q.countPendingByQueue('default'), 1);
+      assert.equal(q.countPendingByQueue('default'), 2);
     });
   });
 }

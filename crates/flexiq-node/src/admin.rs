@@ -15,7 +15,7 @@ use crate::error::{IntoNapi, Result};
 use crate::options::RetentionOptions;
 use crate::queue::NativeQueue;
 use crate::stats::cutoff;
-use crate::types::{JsEffectiveRetention, JsMigrationSummary, JsRetentionPreview};
+use crate::types::{EffectiveRetention, MigrationSummary, RetentionPreview};
 
 /// The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...): writing
 /// under them corrupts state the runtime and dashboard read back.
@@ -65,7 +65,7 @@ impl NativeQueue {
     /// The retention the elected cleaner last applied to this namespace (windows in ms,
     /// `reportedAt` Unix ms); `null` when no worker has swept yet. Synchronous.
     #[napi]
-    pub fn effective_retention(&self) -> Result<Option<JsEffectiveRetention>> {
+    pub fn effective_retention(&self) -> Result<Option<EffectiveRetention>> {
         let q = self.queue()?;
         Ok(block_on(q.effective_retention()).napi()?.map(Into::into))
     }
@@ -73,7 +73,7 @@ impl NativeQueue {
     /// Counts what a retention purge would delete now, deleting nothing. `retention`
     /// (seconds) defaults to this queue's configured windows, else the recommended ones.
     #[napi]
-    pub async fn dry_run_retention(&self, retention: Option<RetentionOptions>) -> Result<JsRetentionPreview> {
+    pub async fn dry_run_retention(&self, retention: Option<RetentionOptions>) -> Result<RetentionPreview> {
         let r = retention.map(RetentionOptions::resolve).transpose()?;
         let q = self.queue()?;
         Ok(q.dry_run_retention(r).await.napi()?.into())
@@ -117,7 +117,7 @@ impl NativeQueue {
 
     /// Applies pending schema changes and reports what ran; idempotent.
     #[napi]
-    pub async fn migrate(&self) -> Result<JsMigrationSummary> {
+    pub async fn migrate(&self) -> Result<MigrationSummary> {
         let q = self.queue()?;
         Ok(q.migrate().await.napi()?.into())
     }

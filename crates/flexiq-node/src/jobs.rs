@@ -12,7 +12,7 @@ use napi_derive::napi;
 use crate::args;
 use crate::error::{IntoNapi, Result};
 use crate::queue::NativeQueue;
-use crate::types::{JsJob, JsJobDag, JsJobError, JsReplayEntry};
+use crate::types::{Job, JobDag, JobError, ReplayEntry};
 
 fn text(bytes: Option<Vec<u8>>) -> Option<String> {
     bytes.map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -30,7 +30,7 @@ fn wait_opts(timeout_ms: Option<f64>, poll_ms: Option<f64>) -> Result<(Option<Du
 impl NativeQueue {
     /// A job's current state, or `null` for an id no job carries. Synchronous.
     #[napi]
-    pub fn get_job(&self, id: String) -> Result<Option<JsJob>> {
+    pub fn get_job(&self, id: String) -> Result<Option<Job>> {
         let q = self.queue()?;
         Ok(block_on(q.get_job(&id)).napi()?.map(Into::into))
     }
@@ -96,7 +96,7 @@ impl NativeQueue {
 
     /// Every failed attempt of a job, oldest first; `NOT_FOUND` for an unknown id.
     #[napi]
-    pub async fn get_job_errors(&self, id: String) -> Result<Vec<JsJobError>> {
+    pub async fn get_job_errors(&self, id: String) -> Result<Vec<JobError>> {
         let q = self.queue()?;
         Ok(q.get_job_errors(&id).await.napi()?.into_iter().map(Into::into).collect())
     }
@@ -111,14 +111,14 @@ impl NativeQueue {
 
     /// Every replay of a job, newest first.
     #[napi]
-    pub async fn get_replay_history(&self, id: String) -> Result<Vec<JsReplayEntry>> {
+    pub async fn get_replay_history(&self, id: String) -> Result<Vec<ReplayEntry>> {
         let q = self.queue()?;
         Ok(q.replay_history(&id).await.napi()?.into_iter().map(Into::into).collect())
     }
 
     /// The dependency graph reachable from a job in both directions.
     #[napi]
-    pub async fn job_dag(&self, id: String) -> Result<JsJobDag> {
+    pub async fn job_dag(&self, id: String) -> Result<JobDag> {
         let q = self.queue()?;
         Ok(q.job_dag(&id).await.napi()?.into())
     }

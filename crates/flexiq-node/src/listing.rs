@@ -7,9 +7,9 @@ use crate::args;
 use crate::error::{IntoNapi, Result};
 use crate::options::{ListFilter, DEFAULT_JOB_LIMIT};
 use crate::queue::NativeQueue;
-use crate::types::{JsJob, JsJobPage};
+use crate::types::{Job, JobPage};
 
-fn jobs(v: Vec<flexiq_core::Job>) -> Vec<JsJob> {
+fn jobs(v: Vec<flexiq_core::Job>) -> Vec<Job> {
     v.into_iter().map(Into::into).collect()
 }
 
@@ -24,7 +24,7 @@ fn filter_of(filter: Option<ListFilter>) -> Result<(flexiq_core::JobFilter, i64,
 impl NativeQueue {
     /// Jobs by status, queue or task, newest first (`limit` default 50, `offset` default 0).
     #[napi]
-    pub async fn list_jobs(&self, filter: Option<ListFilter>) -> Result<Vec<JsJob>> {
+    pub async fn list_jobs(&self, filter: Option<ListFilter>) -> Result<Vec<Job>> {
         let (f, limit, offset) = filter_of(filter)?;
         let q = self.queue()?;
         Ok(jobs(q.list_jobs(&f, limit, offset).await.napi()?))
@@ -32,7 +32,7 @@ impl NativeQueue {
 
     /// `listJobs` plus metadata / error substrings and a created-at range (Unix ms).
     #[napi]
-    pub async fn list_jobs_filtered(&self, filter: Option<ListFilter>) -> Result<Vec<JsJob>> {
+    pub async fn list_jobs_filtered(&self, filter: Option<ListFilter>) -> Result<Vec<Job>> {
         let (f, limit, offset) = filter_of(filter)?;
         let q = self.queue()?;
         Ok(jobs(q.list_jobs_filtered(&f, limit, offset).await.napi()?))
@@ -40,7 +40,7 @@ impl NativeQueue {
 
     /// Keyset twin of `listJobs`; `after` is the previous page's `nextCursor`.
     #[napi]
-    pub async fn list_jobs_after(&self, filter: Option<ListFilter>, after: Option<String>) -> Result<JsJobPage> {
+    pub async fn list_jobs_after(&self, filter: Option<ListFilter>, after: Option<String>) -> Result<JobPage> {
         let (f, limit, _) = filter_of(filter)?;
         let after = args::cursor(after)?;
         let q = self.queue()?;
@@ -53,7 +53,7 @@ impl NativeQueue {
         &self,
         filter: Option<ListFilter>,
         after: Option<String>,
-    ) -> Result<JsJobPage> {
+    ) -> Result<JobPage> {
         let (f, limit, _) = filter_of(filter)?;
         let after = args::cursor(after)?;
         let q = self.queue()?;
@@ -62,7 +62,7 @@ impl NativeQueue {
 
     /// Archived jobs, newest first (`limit` default 50, `offset` default 0).
     #[napi]
-    pub async fn list_archived(&self, limit: Option<f64>, offset: Option<f64>) -> Result<Vec<JsJob>> {
+    pub async fn list_archived(&self, limit: Option<f64>, offset: Option<f64>) -> Result<Vec<Job>> {
         let (limit, offset) = (args::limit(limit, DEFAULT_JOB_LIMIT)?, args::offset(offset)?);
         let q = self.queue()?;
         Ok(jobs(q.list_archived(limit, offset).await.napi()?))
@@ -70,7 +70,7 @@ impl NativeQueue {
 
     /// Keyset twin of `listArchived`, by completed time.
     #[napi]
-    pub async fn list_archived_after(&self, limit: Option<f64>, after: Option<String>) -> Result<JsJobPage> {
+    pub async fn list_archived_after(&self, limit: Option<f64>, after: Option<String>) -> Result<JobPage> {
         let limit = args::limit(limit, DEFAULT_JOB_LIMIT)?;
         let after = args::cursor(after)?;
         let q = self.queue()?;

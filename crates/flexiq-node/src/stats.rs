@@ -11,12 +11,12 @@ use napi_derive::napi;
 use crate::args;
 use crate::error::{invalid, IntoNapi, Result};
 use crate::queue::NativeQueue;
-use crate::types::{stats_map, JsDeadJob, JsDeadJobPage, JsMetric, JsStats};
+use crate::types::{stats_map, DeadJob, DeadJobPage, Metric, Stats};
 
 /// Default page size of dead-letter listings.
 const DEFAULT_DEAD_LIMIT: i64 = 10;
 
-fn dead(v: Vec<flexiq_core::DeadJob>) -> Vec<JsDeadJob> {
+fn dead(v: Vec<flexiq_core::DeadJob>) -> Vec<DeadJob> {
     v.into_iter().map(Into::into).collect()
 }
 
@@ -31,21 +31,21 @@ pub(crate) fn cutoff(q: &flexiq_runtime::Queue, older_than_ms: f64) -> Result<i6
 impl NativeQueue {
     /// Jobs per status over the whole namespace.
     #[napi]
-    pub async fn stats(&self) -> Result<JsStats> {
+    pub async fn stats(&self) -> Result<Stats> {
         let q = self.queue()?;
         Ok(q.stats().await.napi()?.into())
     }
 
     /// Jobs per status on one queue.
     #[napi]
-    pub async fn stats_by_queue(&self, queue: String) -> Result<JsStats> {
+    pub async fn stats_by_queue(&self, queue: String) -> Result<Stats> {
         let q = self.queue()?;
         Ok(q.stats_for_queue(&queue).await.napi()?.into())
     }
 
     /// Jobs per status for every known queue, including queues with no jobs.
     #[napi]
-    pub async fn stats_all_queues(&self) -> Result<HashMap<String, JsStats>> {
+    pub async fn stats_all_queues(&self) -> Result<HashMap<String, Stats>> {
         let q = self.queue()?;
         Ok(stats_map(q.stats_all_queues().await.napi()?))
     }
@@ -53,7 +53,7 @@ impl NativeQueue {
     /// Raw per-execution metric rows recorded at or after `sinceMs` (Unix ms), oldest first,
     /// optionally of one task.
     #[napi]
-    pub async fn get_metrics(&self, since_ms: f64, task: Option<String>) -> Result<Vec<JsMetric>> {
+    pub async fn get_metrics(&self, since_ms: f64, task: Option<String>) -> Result<Vec<Metric>> {
         let since = args::unix_ms("sinceMs", since_ms)?;
         let q = self.queue()?;
         Ok(q.get_metrics(since, task.as_deref()).await.napi()?.into_iter().map(Into::into).collect())
@@ -69,7 +69,7 @@ impl NativeQueue {
 
     /// Dead letters, newest first (`limit` default 10, `offset` default 0).
     #[napi]
-    pub async fn dead_letters(&self, limit: Option<f64>, offset: Option<f64>) -> Result<Vec<JsDeadJob>> {
+    pub async fn dead_letters(&self, limit: Option<f64>, offset: Option<f64>) -> Result<Vec<DeadJob>> {
         let (limit, offset) = (args::limit(limit, DEFAULT_DEAD_LIMIT)?, args::offset(offset)?);
         let q = self.queue()?;
         Ok(dead(q.dead_letters(limit, offset).await.napi()?))
@@ -82,7 +82,7 @@ impl NativeQueue {
         task_name: String,
         limit: Option<f64>,
         offset: Option<f64>,
-    ) -> Result<Vec<JsDeadJob>> {
+    ) -> Result<Vec<DeadJob>> {
         let (limit, offset) = (args::limit(limit, DEFAULT_DEAD_LIMIT)?, args::offset(offset)?);
         let q = self.queue()?;
         Ok(dead(q.dead_letters_by_task(&task_name, limit, offset).await.napi()?))
@@ -90,7 +90,7 @@ impl NativeQueue {
 
     /// Keyset twin of `deadLetters`, by failed time.
     #[napi]
-    pub async fn dead_letters_after(&self, limit: Option<f64>, after: Option<String>) -> Result<JsDeadJobPage> {
+    pub async fn dead_letters_after(&self, limit: Option<f64>, after: Option<String>) -> Result<DeadJobPage> {
         let limit = args::limit(limit, DEFAULT_DEAD_LIMIT)?;
         let after = args::cursor(after)?;
         let q = self.queue()?;

@@ -6,10 +6,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use flexiq_core::{
-    DagEdge, DagNode, DeadJob, EffectiveRetention, Job, JobDag, JobError, MetricRow, MigrationSummary, ReplayEntry,
-    RetentionPreview, RetentionTable, RetentionWindows, Stats,
-};
+use flexiq_core as core;
+use flexiq_core::RetentionTable;
 use napi_derive::napi;
 use serde_json::Value;
 
@@ -23,8 +21,8 @@ fn ms(v: i64) -> f64 {
 }
 
 /// A job as stored.
-#[napi(object, js_name = "Job")]
-pub struct JsJob {
+#[napi(object)]
+pub struct Job {
     /// The job's id (a UUIDv7).
     pub id: String,
     /// The namespace it lives in.
@@ -83,9 +81,9 @@ pub struct JsJob {
     pub group_key: Option<String>,
 }
 
-impl From<Job> for JsJob {
+impl From<core::Job> for Job {
     fn from(j: Job) -> Self {
-        JsJob {
+        Job {
             id: j.id.to_string(),
             namespace: j.namespace,
             queue: j.queue,
@@ -117,8 +115,8 @@ impl From<Job> for JsJob {
 }
 
 /// Jobs per status.
-#[napi(object, js_name = "Stats")]
-pub struct JsStats {
+#[napi(object)]
+pub struct Stats {
     /// Pending (delayed included).
     pub pending: f64,
     /// Running.
@@ -137,9 +135,9 @@ pub struct JsStats {
     pub waiting: f64,
 }
 
-impl From<Stats> for JsStats {
+impl From<core::Stats> for Stats {
     fn from(s: Stats) -> Self {
-        JsStats {
+        Stats {
             pending: s.pending as f64,
             running: s.running as f64,
             completed: s.completed as f64,
@@ -153,13 +151,13 @@ impl From<Stats> for JsStats {
 }
 
 /// Stats keyed by queue name.
-pub(crate) fn stats_map(m: BTreeMap<String, Stats>) -> HashMap<String, JsStats> {
+pub(crate) fn stats_map(m: BTreeMap<String, core::Stats>) -> HashMap<String, Stats> {
     m.into_iter().map(|(k, v)| (k, v.into())).collect()
 }
 
 /// One execution of a job.
-#[napi(object, js_name = "Metric")]
-pub struct JsMetric {
+#[napi(object)]
+pub struct Metric {
     /// The job.
     pub job_id: String,
     /// Its task.
@@ -176,9 +174,9 @@ pub struct JsMetric {
     pub recorded_at: f64,
 }
 
-impl From<MetricRow> for JsMetric {
+impl From<core::MetricRow> for Metric {
     fn from(m: MetricRow) -> Self {
-        JsMetric {
+        Metric {
             job_id: m.job_id,
             task: m.task,
             queue: m.queue,
@@ -191,8 +189,8 @@ impl From<MetricRow> for JsMetric {
 }
 
 /// A dead-letter entry.
-#[napi(object, js_name = "DeadJob")]
-pub struct JsDeadJob {
+#[napi(object)]
+pub struct DeadJob {
     /// The entry's own id (what `retryDead` / `deleteDead` take).
     pub id: String,
     /// The job that died.
@@ -215,9 +213,9 @@ pub struct JsDeadJob {
     pub metadata: Value,
 }
 
-impl From<DeadJob> for JsDeadJob {
+impl From<core::DeadJob> for DeadJob {
     fn from(d: DeadJob) -> Self {
-        JsDeadJob {
+        DeadJob {
             id: d.id,
             original_job_id: d.original_job_id,
             queue: d.queue,
@@ -232,38 +230,38 @@ impl From<DeadJob> for JsDeadJob {
 }
 
 /// A keyset page of jobs.
-#[napi(object, js_name = "JobPage")]
-pub struct JsJobPage {
+#[napi(object)]
+pub struct JobPage {
     /// The jobs.
-    pub items: Vec<JsJob>,
+    pub items: Vec<Job>,
     /// Pass back as `after` for the next page; `null` when this was the last.
     pub next_cursor: Option<String>,
 }
 
-impl From<flexiq_core::Page<Job>> for JsJobPage {
-    fn from(p: flexiq_core::Page<Job>) -> Self {
-        JsJobPage { items: p.items.into_iter().map(Into::into).collect(), next_cursor: p.next_cursor }
+impl From<flexiq_core::Page<core::Job>> for JobPage {
+    fn from(p: flexiq_core::Page<core::Job>) -> Self {
+        JobPage { items: p.items.into_iter().map(Into::into).collect(), next_cursor: p.next_cursor }
     }
 }
 
 /// A keyset page of dead letters.
-#[napi(object, js_name = "DeadJobPage")]
-pub struct JsDeadJobPage {
+#[napi(object)]
+pub struct DeadJobPage {
     /// The entries.
-    pub items: Vec<JsDeadJob>,
+    pub items: Vec<DeadJob>,
     /// Pass back as `after` for the next page; `null` when this was the last.
     pub next_cursor: Option<String>,
 }
 
-impl From<flexiq_core::Page<DeadJob>> for JsDeadJobPage {
-    fn from(p: flexiq_core::Page<DeadJob>) -> Self {
-        JsDeadJobPage { items: p.items.into_iter().map(Into::into).collect(), next_cursor: p.next_cursor }
+impl From<flexiq_core::Page<core::DeadJob>> for DeadJobPage {
+    fn from(p: flexiq_core::Page<core::DeadJob>) -> Self {
+        DeadJobPage { items: p.items.into_iter().map(Into::into).collect(), next_cursor: p.next_cursor }
     }
 }
 
 /// One failed attempt.
-#[napi(object, js_name = "JobError")]
-pub struct JsJobError {
+#[napi(object)]
+pub struct JobError {
     /// The row id.
     pub id: String,
     /// The job.
@@ -276,15 +274,15 @@ pub struct JsJobError {
     pub failed_at: f64,
 }
 
-impl From<JobError> for JsJobError {
+impl From<core::JobError> for JobError {
     fn from(e: JobError) -> Self {
-        JsJobError { id: e.id, job_id: e.job_id, attempt: e.attempt, error: e.error, failed_at: ms(e.failed_at) }
+        JobError { id: e.id, job_id: e.job_id, attempt: e.attempt, error: e.error, failed_at: ms(e.failed_at) }
     }
 }
 
 /// One replay of a job.
-#[napi(object, js_name = "ReplayEntry")]
-pub struct JsReplayEntry {
+#[napi(object)]
+pub struct ReplayEntry {
     /// The row id.
     pub id: String,
     /// The job replayed.
@@ -299,9 +297,9 @@ pub struct JsReplayEntry {
     pub replay_error: Option<String>,
 }
 
-impl From<ReplayEntry> for JsReplayEntry {
+impl From<core::ReplayEntry> for ReplayEntry {
     fn from(r: ReplayEntry) -> Self {
-        JsReplayEntry {
+        ReplayEntry {
             id: r.id,
             original_job_id: r.original_job_id,
             replay_job_id: r.replay_job_id,
@@ -313,8 +311,8 @@ impl From<ReplayEntry> for JsReplayEntry {
 }
 
 /// A node of a dependency graph.
-#[napi(object, js_name = "DagNode")]
-pub struct JsDagNode {
+#[napi(object)]
+pub struct DagNode {
     /// The job id.
     pub id: String,
     /// Its task.
@@ -325,8 +323,8 @@ pub struct JsDagNode {
 }
 
 /// An edge: `from` is a dependency of `to`.
-#[napi(object, js_name = "DagEdge")]
-pub struct JsDagEdge {
+#[napi(object)]
+pub struct DagEdge {
     /// The dependency.
     pub from: String,
     /// The dependent.
@@ -334,30 +332,30 @@ pub struct JsDagEdge {
 }
 
 /// The dependency graph reachable from a job, in both directions.
-#[napi(object, js_name = "JobDag")]
-pub struct JsJobDag {
+#[napi(object)]
+pub struct JobDag {
     /// Jobs in the graph.
-    pub nodes: Vec<JsDagNode>,
+    pub nodes: Vec<DagNode>,
     /// Dependency -> dependent edges.
-    pub edges: Vec<JsDagEdge>,
+    pub edges: Vec<DagEdge>,
 }
 
-impl From<JobDag> for JsJobDag {
+impl From<core::JobDag> for JobDag {
     fn from(d: JobDag) -> Self {
-        JsJobDag {
+        JobDag {
             nodes: d
                 .nodes
                 .into_iter()
-                .map(|DagNode { id, task, status }| JsDagNode { id, task, status: status.as_str().to_string() })
+                .map(|core::DagNode { id, task, status }| DagNode { id, task, status: status.as_str().to_string() })
                 .collect(),
-            edges: d.edges.into_iter().map(|DagEdge { from, to }| JsDagEdge { from, to }).collect(),
+            edges: d.edges.into_iter().map(|core::DagEdge { from, to }| DagEdge { from, to }).collect(),
         }
     }
 }
 
 /// Retention windows per table, in **milliseconds** (`null`: kept forever).
-#[napi(object, js_name = "RetentionWindows")]
-pub struct JsRetentionWindows {
+#[napi(object)]
+pub struct RetentionWindows {
     /// Archived jobs (ms).
     pub archived_jobs: Option<f64>,
     /// Dead letters (ms).
@@ -370,10 +368,10 @@ pub struct JsRetentionWindows {
     pub job_errors: Option<f64>,
 }
 
-impl From<&RetentionWindows> for JsRetentionWindows {
-    fn from(w: &RetentionWindows) -> Self {
+impl From<&core::RetentionWindows> for RetentionWindows {
+    fn from(w: &core::RetentionWindows) -> Self {
         let get = |t| w.get(t).map(|v| v as f64);
-        JsRetentionWindows {
+        RetentionWindows {
             archived_jobs: get(RetentionTable::ArchivedJobs),
             dead_letter: get(RetentionTable::DeadLetter),
             task_logs: get(RetentionTable::TaskLogs),
@@ -384,8 +382,8 @@ impl From<&RetentionWindows> for JsRetentionWindows {
 }
 
 /// Rows per table a retention purge would delete.
-#[napi(object, js_name = "RetentionCounts")]
-pub struct JsRetentionCounts {
+#[napi(object)]
+pub struct RetentionCounts {
     /// Archived jobs.
     pub archived_jobs: f64,
     /// Dead letters.
@@ -399,8 +397,8 @@ pub struct JsRetentionCounts {
 }
 
 /// What the elected cleaner applied on its last sweep. Windows in ms, `reportedAt` Unix ms.
-#[napi(object, js_name = "EffectiveRetention")]
-pub struct JsEffectiveRetention {
+#[napi(object)]
+pub struct EffectiveRetention {
     /// Whether any window is set.
     pub enabled: bool,
     /// Whether the windows are the recommended defaults, set by no one.
@@ -410,12 +408,12 @@ pub struct JsEffectiveRetention {
     /// When the sweep published this (Unix ms).
     pub reported_at: f64,
     /// Windows (ms).
-    pub windows: JsRetentionWindows,
+    pub windows: RetentionWindows,
 }
 
-impl From<EffectiveRetention> for JsEffectiveRetention {
+impl From<core::EffectiveRetention> for EffectiveRetention {
     fn from(e: EffectiveRetention) -> Self {
-        JsEffectiveRetention {
+        EffectiveRetention {
             enabled: e.enabled,
             defaulted: e.defaulted,
             namespace: e.namespace,
@@ -426,8 +424,8 @@ impl From<EffectiveRetention> for JsEffectiveRetention {
 }
 
 /// What a retention purge would delete now. Windows in ms, `referenceTime` Unix ms.
-#[napi(object, js_name = "RetentionPreview")]
-pub struct JsRetentionPreview {
+#[napi(object)]
+pub struct RetentionPreview {
     /// Whether any window is set.
     pub enabled: bool,
     /// Whether the windows are the recommended defaults.
@@ -437,23 +435,23 @@ pub struct JsRetentionPreview {
     /// The `now` of the snapshot (Unix ms).
     pub reference_time: f64,
     /// Windows (ms).
-    pub windows: JsRetentionWindows,
+    pub windows: RetentionWindows,
     /// Rows that would go, per table.
-    pub counts: JsRetentionCounts,
+    pub counts: RetentionCounts,
     /// Sum of `counts`.
     pub total: f64,
 }
 
-impl From<RetentionPreview> for JsRetentionPreview {
+impl From<core::RetentionPreview> for RetentionPreview {
     fn from(p: RetentionPreview) -> Self {
         let count = |t| p.counts.get(&t).copied().unwrap_or(0) as f64;
-        JsRetentionPreview {
+        RetentionPreview {
             enabled: p.enabled,
             defaulted: p.defaulted,
             namespace: p.namespace.clone(),
             reference_time: ms(p.reference_time),
             windows: (&p.windows).into(),
-            counts: JsRetentionCounts {
+            counts: RetentionCounts {
                 archived_jobs: count(RetentionTable::ArchivedJobs),
                 dead_letter: count(RetentionTable::DeadLetter),
                 task_logs: count(RetentionTable::TaskLogs),
@@ -466,8 +464,8 @@ impl From<RetentionPreview> for JsRetentionPreview {
 }
 
 /// What `migrate()` did.
-#[napi(object, js_name = "MigrationSummary")]
-pub struct JsMigrationSummary {
+#[napi(object)]
+pub struct MigrationSummary {
     /// Schema versions applied, in order (empty: already current).
     pub applied: Vec<u32>,
     /// Workflow-schema versions applied, in order.
@@ -478,9 +476,9 @@ pub struct JsMigrationSummary {
     pub schemaless: bool,
 }
 
-impl From<MigrationSummary> for JsMigrationSummary {
+impl From<core::MigrationSummary> for MigrationSummary {
     fn from(m: MigrationSummary) -> Self {
-        JsMigrationSummary {
+        MigrationSummary {
             applied: m.applied,
             workflow_applied: m.workflow_applied,
             archived_jobs: m.archived_jobs as f64,

@@ -3,8 +3,6 @@
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
 use flexiq_core::transition::Event;
 use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
-use std::collections::{HashMap, HashSet};
-
 use rusqlite::Connection;
 
 use crate::apply::{fire, Extras};
@@ -17,44 +15,10 @@ fn fenced(st: &Loaded, fence: Fence) -> bool {
     st.status == JobStatus::Running && st.attempt == fence.attempt && st.started_at == Some(fence.started_at)
 }
 
-/// Ids looked up per statement by [`preload`].
-const PRELOAD_CHUNK: usize = 32;
-
-/// The batch lookup of acked jobs: `n` ids, then the namespace.
-pub(crate) fn preload_sql(n: usize) -> String {
-    let marks = vec!["?"; n].join(", ");
-    format!("SELECT {STATE_COLS} FROM jobs WHERE id IN ({marks}) AND ns = ?")
-}
-
-/// Loads the states of every acked job with a few statements instead of one per ack.
-fn preload(conn: &Connection, ns: &str, acks: &[Ack]) -> Result<HashMap<String, Loaded>> {
-    let mut out = HashMap::with_capacity(acks.len());
-    for chunk in acks.chunks(PRELOAD_CHUNK) {
-        let mut stmt = conn.prepare_cached(&preload_sql(chunk.len())).db()?;
-        for (i, a) in chunk.iter().enumerate() {
-            stmt.raw_bind_parameter(i + 1, a.job_id.as_str()).db()?;
-        }
-        stmt.raw_bind_parameter(chunk.len() + 1, ns).db()?;
-        let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next().db()? {
-            let st = loaded_from_row(row).db()?;
-            out.insert(st.id.clone(), st);
-        }
-    }
-    Ok(out)
-}
-
 fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
-    let mut pre = preload(ctx.conn, ns, &acks)?;
-    let mut seen = HashSet::with_capacity(acks.len());
     let mut out = Vec::with_capacity(acks.len());
     for ack in acks {
-        // A job acked twice in one call is reloaded: the first ack changed it.
-        let st = if seen.insert(ack.job_id.clone()) {
-            pre.remove(ack.job_id.as_str())
-        } else {
-            load_state(ctx.conn, ns, ack.job_id.as_str())?
-        };
+        let st = load_state(ctx.conn, ns, ack.job_id.as_str())?;
         out.push(ack_one(ctx, ns, st, ack, now)?);
     }
     Ok(out)

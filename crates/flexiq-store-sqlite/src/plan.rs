@@ -27,7 +27,6 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("claim", crate::claim::claim_sql(false)),
         q("claim skipping revoked tasks", crate::claim::claim_sql(true)),
         q("ack lookup", crate::rows::state_sql()),
-        q("ack batch lookup", crate::jobs::preload_sql(32)),
         q("release stale sweep", crate::jobs::sweep_sql("heartbeat_at")),
         q("expire runaway sweep", crate::jobs::sweep_sql("started_at")),
         q("archive sweep", crate::maintenance::ARCHIVE_SWEEP),
