@@ -41,7 +41,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{}", done.acknowledged);
             q.close().await?;
         }
-        _ => return Err("usage: interop enqueue <url> <task> <json> | interop work <url> <task> <count>".into()),
+        _ => {
+            return Err(
+                "usage: interop enqueue <url> <task> <json> | interop work <url> <task> <count>".into()
+            )
+        }
     }
     Ok(())
 }

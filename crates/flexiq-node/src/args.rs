@@ -67,7 +67,9 @@ pub(crate) fn millis(what: &str, ms: f64) -> Result<u64> {
 /// A cursor: absent, or non-empty text.
 pub(crate) fn cursor(after: Option<String>) -> Result<Option<String>> {
     match after {
-        Some(c) if c.trim().is_empty() => Err(invalid("cursor must not be empty: pass null for the first page")),
+        Some(c) if c.trim().is_empty() => {
+            Err(invalid("cursor must not be empty: pass null for the first page"))
+        }
         other => Ok(other),
     }
 }

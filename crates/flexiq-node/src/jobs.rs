@@ -47,7 +47,12 @@ impl NativeQueue {
     /// one). Rejects with `JOB_FAILED`, `JOB_CANCELLED`, `TIMEOUT` (after `timeoutMs`) or
     /// `NOT_FOUND`. `pollMs` caps one wait on the store (default 1,000 ms).
     #[napi]
-    pub async fn result(&self, id: String, timeout_ms: Option<f64>, poll_ms: Option<f64>) -> Result<Option<String>> {
+    pub async fn result(
+        &self,
+        id: String,
+        timeout_ms: Option<f64>,
+        poll_ms: Option<f64>,
+    ) -> Result<Option<String>> {
         let (timeout, poll) = wait_opts(timeout_ms, poll_ms)?;
         let q = self.queue()?;
         Ok(text(q.result(&id, timeout, poll).await.napi()?))
@@ -55,7 +60,12 @@ impl NativeQueue {
 
     /// The partial results a job publishes, in order; see `NativePartialStream`.
     #[napi]
-    pub fn stream(&self, id: String, timeout_ms: Option<f64>, poll_ms: Option<f64>) -> Result<NativePartialStream> {
+    pub fn stream(
+        &self,
+        id: String,
+        timeout_ms: Option<f64>,
+        poll_ms: Option<f64>,
+    ) -> Result<NativePartialStream> {
         let (timeout, poll) = wait_opts(timeout_ms, poll_ms)?;
         let q = self.queue()?;
         let inner = q.stream(&id, timeout, poll).napi()?;

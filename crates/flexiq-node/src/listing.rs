@@ -40,7 +40,11 @@ impl NativeQueue {
 
     /// Keyset twin of `listJobs`; `after` is the previous page's `nextCursor`.
     #[napi]
-    pub async fn list_jobs_after(&self, filter: Option<ListFilter>, after: Option<String>) -> Result<JobPage> {
+    pub async fn list_jobs_after(
+        &self,
+        filter: Option<ListFilter>,
+        after: Option<String>,
+    ) -> Result<JobPage> {
         let (f, limit, _) = filter_of(filter)?;
         let after = args::cursor(after)?;
         let q = self.queue()?;

@@ -48,7 +48,9 @@ impl QueueOptions {
     pub(crate) fn resolve(self) -> Result<(String, ConnectOptions)> {
         let url = match (self.db_path, self.url) {
             (Some(_), Some(_)) => return Err(invalid("give dbPath or url, not both")),
-            (None, None) => return Err(invalid("give dbPath (SQLite) or url (postgres://, redis://, sqlite://)")),
+            (None, None) => {
+                return Err(invalid("give dbPath (SQLite) or url (postgres://, redis://, sqlite://)"))
+            }
             (Some(p), None) => {
                 if p.contains("://") {
                     return Err(invalid(format!("dbPath {p:?} is a url: pass it as url")));
@@ -76,7 +78,9 @@ impl QueueOptions {
         o.durability = match self.durability.as_deref() {
             None | Some("normal") => Durability::Normal,
             Some("full") => Durability::Full,
-            Some(other) => return Err(invalid(format!("durability {other:?} must be \"normal\" or \"full\""))),
+            Some(other) => {
+                return Err(invalid(format!("durability {other:?} must be \"normal\" or \"full\"")))
+            }
         };
         if let Some(n) = self.read_connections {
             o.read_connections = Some(args::int("readConnections", n, 1, 1_024)? as usize);
@@ -215,7 +219,9 @@ pub struct EnqueueManyItem {
 #[napi(object)]
 pub struct ListFilter {
     /// Only this status.
-    #[napi(ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'")]
+    #[napi(
+        ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'"
+    )]
     pub status: Option<String>,
     /// Only this queue.
     pub queue: Option<String>,

@@ -77,7 +77,12 @@ impl NativeQueue {
     /// Enqueues one job whose payload is JSON text; resolves to its id (an existing job's id
     /// when its unique key deduplicated it).
     #[napi]
-    pub async fn enqueue(&self, task: String, payload: String, options: Option<JobOptions>) -> Result<String> {
+    pub async fn enqueue(
+        &self,
+        task: String,
+        payload: String,
+        options: Option<JobOptions>,
+    ) -> Result<String> {
         let opts = options.map(JobOptions::resolve).transpose()?.unwrap_or_default();
         let q = self.queue()?;
         Ok(q.enqueue(&task, payload.into_bytes(), opts).await.napi()?.to_string())

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 /// JSON-decodes stored bytes; text that is not JSON comes back as a string.
 pub(crate) fn decode(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
 }
 
 fn ms(v: i64) -> f64 {
@@ -37,7 +38,9 @@ pub struct Job {
     /// Higher runs first.
     pub priority: i32,
     /// `pending`, `running`, `completed`, `failed`, `dead`, `cancelled`, `suspended` or `waiting`.
-    #[napi(ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'")]
+    #[napi(
+        ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'"
+    )]
     pub status: String,
     /// Attempts started so far (the running one included).
     pub attempt: u32,
@@ -276,7 +279,13 @@ pub struct JobError {
 
 impl From<core::JobError> for JobError {
     fn from(e: JobError) -> Self {
-        JobError { id: e.id, job_id: e.job_id, attempt: e.attempt, error: e.error, failed_at: ms(e.failed_at) }
+        JobError {
+            id: e.id,
+            job_id: e.job_id,
+            attempt: e.attempt,
+            error: e.error,
+            failed_at: ms(e.failed_at),
+        }
     }
 }
 
@@ -318,7 +327,9 @@ pub struct DagNode {
     /// Its task.
     pub task: String,
     /// Its status.
-    #[napi(ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'")]
+    #[napi(
+        ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'"
+    )]
     pub status: String,
 }
 
@@ -346,7 +357,11 @@ impl From<core::JobDag> for JobDag {
             nodes: d
                 .nodes
                 .into_iter()
-                .map(|core::DagNode { id, task, status }| DagNode { id, task, status: status.as_str().to_string() })
+                .map(|core::DagNode { id, task, status }| DagNode {
+                    id,
+                    task,
+                    status: status.as_str().to_string(),
+                })
                 .collect(),
             edges: d.edges.into_iter().map(|core::DagEdge { from, to }| DagEdge { from, to }).collect(),
         }

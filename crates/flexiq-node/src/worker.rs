@@ -53,7 +53,8 @@ impl WorkerOptions {
         let secs = |what: &str, v: f64| args::secs_to_ms(what, v).map(Duration::from_millis);
         let mut c = WorkerConfig::default();
         if let Some(n) = self.concurrency {
-            c.concurrency = args::int("concurrency", n, 1, i64::from(flexiq_runtime::MAX_CONCURRENCY))? as u32;
+            c.concurrency =
+                args::int("concurrency", n, 1, i64::from(flexiq_runtime::MAX_CONCURRENCY))? as u32;
         }
         if let Some(q) = self.queues {
             c.queues = q;
@@ -117,7 +118,8 @@ pub struct HandlerOutcome {
 }
 
 /// The dispatch function: called with a job's context, resolves to its outcome.
-type DispatchFn = ThreadsafeFunction<NativeJobContext, Promise<HandlerOutcome>, NativeJobContext, Status, false>;
+type DispatchFn =
+    ThreadsafeFunction<NativeJobContext, Promise<HandlerOutcome>, NativeJobContext, Status, false>;
 
 fn outcome(o: HandlerOutcome) -> HandlerResult {
     if o.ok {
@@ -138,16 +140,23 @@ fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<Atomic
             let _settled = done.clone().drop_guard();
             let job_id = ctx.id().clone();
             let settled = Arc::new(AtomicBool::new(false));
-            let native = NativeJobContext { ctx, token, abort: Arc::downgrade(&abort), done, settled: settled.clone() };
-            let promise = dispatch
-                .call_async(native)
-                .await
-                .map_err(|e| HandlerError::retryable(format!("job {job_id}: cannot call the JS handler: {e}")))?;
+            let native = NativeJobContext {
+                ctx,
+                token,
+                abort: Arc::downgrade(&abort),
+                done,
+                settled: settled.clone(),
+            };
+            let promise = dispatch.call_async(native).await.map_err(|e| {
+                HandlerError::retryable(format!("job {job_id}: cannot call the JS handler: {e}"))
+            })?;
             let result = promise.await;
             settled.store(true, Ordering::Release);
             match result {
                 Ok(o) => outcome(o),
-                Err(e) => Err(HandlerError::retryable(format!("job {job_id}: JS handler failed: {}", e.reason))),
+                Err(e) => {
+                    Err(HandlerError::retryable(format!("job {job_id}: JS handler failed: {}", e.reason)))
+                }
             }
         })
     })
@@ -165,7 +174,11 @@ pub struct NativeWorker {
 impl NativeQueue {
     /// A worker for `tasks` with `options`, checked now and started by `run`.
     #[napi]
-    pub fn create_worker(&self, options: Option<WorkerOptions>, tasks: Vec<TaskSpec>) -> Result<NativeWorker> {
+    pub fn create_worker(
+        &self,
+        options: Option<WorkerOptions>,
+        tasks: Vec<TaskSpec>,
+    ) -> Result<NativeWorker> {
         let q = self.queue()?;
         let config = options.map_or_else(|| Ok(WorkerConfig::default()), WorkerOptions::resolve)?;
         if tasks.is_empty() {
@@ -179,7 +192,11 @@ impl NativeQueue {
         }
         Ok(NativeWorker {
             id: probe.id().to_string(),
-            worker: Mutex::new(Some((q, WorkerConfig { worker_id: Some(probe.id().to_string()), ..config }, tasks))),
+            worker: Mutex::new(Some((
+                q,
+                WorkerConfig { worker_id: Some(probe.id().to_string()), ..config },
+                tasks,
+            ))),
             shutdown: CancellationToken::new(),
         })
     }
@@ -196,16 +213,23 @@ impl NativeWorker {
     /// Runs until `close()`: calls `dispatch(ctx)` for every claimed job and `abort(event)`
     /// when an attempt whose `ctx.signal` was read is told to stop. Resolves with the
     /// worker's counters once it has shut down.
-    #[napi(ts_args_type = "dispatch: (ctx: NativeJobContext) => Promise<HandlerOutcome>, abort: (event: AbortEvent) => void")]
+    #[napi(
+        ts_args_type = "dispatch: (ctx: NativeJobContext) => Promise<HandlerOutcome>, abort: (event: AbortEvent) => void"
+    )]
     pub async fn run(&self, dispatch: DispatchFn, abort: AbortFn) -> Result<WorkerStats> {
-        let (q, config, tasks) =
-            self.worker.lock().take().ok_or_else(|| invalid(format!("worker {} was already started", self.id)))?;
+        let (q, config, tasks) = self
+            .worker
+            .lock()
+            .take()
+            .ok_or_else(|| invalid(format!("worker {} was already started", self.id)))?;
         let dispatch = Arc::new(dispatch);
         let abort = Arc::new(abort);
         let tokens = Arc::new(AtomicU32::new(1));
         let mut worker = Worker::new(q, config).napi()?;
         for (name, opts) in &tasks {
-            worker.register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone())).napi()?;
+            worker
+                .register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone()))
+                .napi()?;
         }
         let c = worker.run(self.shutdown.clone()).await.napi()?;
         Ok(WorkerStats {
