@@ -77,7 +77,13 @@ fn ensure_redis() -> Result<(), String> {
         return Ok(());
     }
     println!("xtask: Redis is not answering on {REDIS_ADDR}; starting it");
-    if Command::new("bash").arg("-c").arg("command -v redis-server").output().map(|o| !o.status.success()).unwrap_or(true) {
+    if Command::new("bash")
+        .arg("-c")
+        .arg("command -v redis-server")
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
         apt_install("redis-server")?;
     }
     sh("mkdir -p /var/lib/redis /var/log/redis && redis-server --daemonize yes --bind 127.0.0.1 --port 6379 \

@@ -29,7 +29,8 @@ fn target_dir() -> PathBuf {
 fn run(label: &str, cmd: &mut Command) -> Result<(), String> {
     println!("\n==> {label}");
     let started = Instant::now();
-    let status = cmd.current_dir_if_unset(root()).status().map_err(|e| format!("{label}: cannot start: {e}"))?;
+    let status =
+        cmd.current_dir_if_unset(root()).status().map_err(|e| format!("{label}: cannot start: {e}"))?;
     println!("==> {label}: {status} in {:.1} s", started.elapsed().as_secs_f64());
     if status.success() {
         Ok(())
@@ -117,11 +118,16 @@ pub(crate) fn python() -> Result<(), String> {
             .args(["develop", "--release", "-q", "-m"])
             .arg(py_crate.join("Cargo.toml"))
             .env("VIRTUAL_ENV", &venv)
-            .env("PATH", format!("{}:{}", venv.join("bin").display(), std::env::var("PATH").unwrap_or_default())),
+            .env(
+                "PATH",
+                format!("{}:{}", venv.join("bin").display(), std::env::var("PATH").unwrap_or_default()),
+            ),
     )?;
     run(
         "pytest (Python SDK, all stores)",
-        Command::new(venv.join("bin/python")).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).current_dir(&py_crate),
+        Command::new(venv.join("bin/python"))
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .current_dir(&py_crate),
     )?;
     run(
         "mypy stubtest (Python stubs match the module)",
@@ -135,10 +141,16 @@ pub(crate) fn python() -> Result<(), String> {
 /// Builds the Node addon and runs node --test and tsc.
 pub(crate) fn node() -> Result<(), String> {
     let dir = root().join("crates/flexiq-node");
-    run("npm install (builds the Node addon)", Command::new("npm").args(["install", "--no-audit", "--no-fund"]).current_dir(&dir))?;
+    run(
+        "npm install (builds the Node addon)",
+        Command::new("npm").args(["install", "--no-audit", "--no-fund"]).current_dir(&dir),
+    )?;
     run("npm run build (Node addon, release)", Command::new("npm").args(["run", "build"]).current_dir(&dir))?;
     run("node --test (Node SDK, all stores)", Command::new("npm").args(["test"]).current_dir(&dir))?;
-    run("tsc --noEmit (Node types)", Command::new("npx").args(["tsc", "-p", "tsconfig.json", "--noEmit"]).current_dir(&dir))
+    run(
+        "tsc --noEmit (Node types)",
+        Command::new("npx").args(["tsc", "-p", "tsconfig.json", "--noEmit"]).current_dir(&dir),
+    )
 }
 
 /// Criterion benches, or the SDK bench scripts.
@@ -153,7 +165,10 @@ pub(crate) fn bench(store: Option<crate::BenchStore>, py: bool, node: bool) -> R
                 .arg(py_crate.join("Cargo.toml"))
                 .env("VIRTUAL_ENV", &venv),
         )?;
-        return run("Python SDK bench", Command::new(venv.join("bin/python")).arg(py_crate.join("bench/bench.py")));
+        return run(
+            "Python SDK bench",
+            Command::new(venv.join("bin/python")).arg(py_crate.join("bench/bench.py")),
+        );
     }
     if node {
         let dir = root().join("crates/flexiq-node");
@@ -162,7 +177,10 @@ pub(crate) fn bench(store: Option<crate::BenchStore>, py: bool, node: bool) -> R
     }
     match store.map(Into::into) {
         None | Some(BenchTarget::Sqlite) => {
-            run("bench SQLite store", &mut cargo(&["bench", "-p", "flexiq-store-sqlite", "--bench", "store"]))?;
+            run(
+                "bench SQLite store",
+                &mut cargo(&["bench", "-p", "flexiq-store-sqlite", "--bench", "store"]),
+            )?;
             run("bench runtime worker", &mut cargo(&["bench", "-p", "flexiq-runtime", "--bench", "worker"]))
         }
         Some(BenchTarget::Pg) => {
@@ -197,7 +215,10 @@ pub(crate) fn dist() -> Result<(), String> {
     let dir = root().join("crates/flexiq-node");
     run("npm install", Command::new("npm").args(["install", "--no-audit", "--no-fund"]).current_dir(&dir))?;
     run("npm run build", Command::new("npm").args(["run", "build"]).current_dir(&dir))?;
-    run("npm pack (Node package)", Command::new("npm").arg("pack").arg("--pack-destination").arg(&out).current_dir(&dir))?;
+    run(
+        "npm pack (Node package)",
+        Command::new("npm").arg("pack").arg("--pack-destination").arg(&out).current_dir(&dir),
+    )?;
     println!("xtask dist: artifacts in {}", out.display());
     Ok(())
 }

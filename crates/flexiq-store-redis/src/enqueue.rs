@@ -103,4 +103,3 @@ pub(crate) fn validate_batch(req: &EnqueueRequest) -> Result<()> {
     }
     Ok(())
 }
-

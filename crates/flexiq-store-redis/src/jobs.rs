@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
-use flexiq_core::{
-    transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, Refusal, Result,
-};
 use crate::codec::{self, int, text};
 use crate::conn::{b, n, s};
 use crate::plan::transact;
 use crate::store::RedisStore;
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
+use flexiq_core::{
+    transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, Refusal, Result,
+};
 
 /// Poll interval of `wait_for_job` for changes made by other processes (ms).
 const JOB_POLL_MS: u64 = 20;

@@ -11,6 +11,9 @@ pub(crate) fn map(e: rusqlite::Error) -> Error {
         {
             Error::backend_retryable(format!("sqlite is busy: {e}"))
         }
+        rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.starts_with("no such table") => Error::Conflict(
+            format!("the flexiq schema is missing or out of date ({msg}): run migrate() first"),
+        ),
         _ => Error::backend(format!("sqlite: {e}")),
     }
 }

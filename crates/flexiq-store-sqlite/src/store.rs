@@ -108,8 +108,8 @@ impl SqliteStore {
     /// migrations when `auto_migrate`, then starts the writer thread, `read_connections` reader
     /// threads and the wake-up watcher. Needs no running tokio runtime; the async methods run
     /// on tokio. In-memory databases are refused. Fails with `ContractTooOld` when the file's
-    /// contract floor is above this build's level, and with `Conflict` naming the file when
-    /// `auto_migrate` is off and the file is not migrated.
+    /// contract floor is above this build's level. With `auto_migrate` off no DDL runs: an
+    /// unmigrated file opens, and its queries fail with `Conflict` until `migrate()` has run.
     pub fn open(path: impl AsRef<Path>, opts: SqliteOptions) -> Result<SqliteStore> {
         opts.validate()?;
         let path = path.as_ref();
@@ -126,7 +126,7 @@ impl SqliteStore {
         if opts.auto_migrate {
             schema::migrate(&conn)?;
         }
-        schema::verify(&conn, path, true)?;
+        schema::verify(&conn, path, false)?;
         let mut read_conns = Vec::with_capacity(opts.read_connections);
         for _ in 0..opts.read_connections {
             let c = connect(path, &opts, false)?;

@@ -21,21 +21,27 @@ async fn durability_sets_synchronous_and_the_file_is_in_wal_mode() {
 }
 
 #[tokio::test]
-async fn auto_migrate_off_refuses_an_unmigrated_file_naming_it() {
+async fn auto_migrate_off_opens_without_ddl_and_queries_fail_until_migrate() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fresh.db");
     let no_ddl = SqliteOptions { auto_migrate: false, ..Default::default() };
-    let err = SqliteStore::open(&path, no_ddl.clone()).unwrap_err();
+    let s = SqliteStore::open(&path, no_ddl.clone()).unwrap();
+    let tables = |path: &std::path::Path| -> i64 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(tables(&path), 0, "auto_migrate false must not run DDL");
+    let err = s.count_pending("q").await.unwrap_err();
     assert_eq!(err.code(), "CONFLICT");
-    assert!(err.to_string().contains("fresh.db"), "{err}");
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let tables: i64 =
-        conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0)).unwrap();
-    assert_eq!(tables, 0, "auto_migrate false must not run DDL");
-    let migrated = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    assert!(migrated.migrate().await.unwrap().applied.is_empty());
-    let s = SqliteStore::open(&path, no_ddl).unwrap();
+    assert!(err.to_string().contains("migrate()"), "{err}");
+    let err =
+        s.enqueue(EnqueueRequest { jobs: vec![job_on("q")], max_pending: None, now: T0 }).await.unwrap_err();
+    assert_eq!(err.code(), "CONFLICT");
+    assert_eq!(s.migrate().await.unwrap().applied, vec![1]);
+    assert!(tables(&path) > 0);
     assert_eq!(s.count_pending("q").await.unwrap(), 0);
+    let again = SqliteStore::open(&path, no_ddl).unwrap();
+    assert!(again.migrate().await.unwrap().applied.is_empty());
 }
 
 #[tokio::test]
