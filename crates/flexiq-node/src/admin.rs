@@ -19,14 +19,18 @@ use crate::types::{EffectiveRetention, MigrationSummary, RetentionPreview};
 
 /// The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...): writing
 /// under them corrupts state the runtime and dashboard read back.
+#[allow(unreachable_pub)]
+#[cfg_attr(test, allow(dead_code))]
 #[napi]
-pub(crate) fn reserved_setting_prefixes() -> Vec<&'static str> {
+pub fn reserved_setting_prefixes() -> Vec<&'static str> {
     flexiq_core::reserved_setting_prefixes().to_vec()
 }
 
 /// The contract level this build speaks.
+#[allow(unreachable_pub)]
+#[cfg_attr(test, allow(dead_code))]
 #[napi]
-pub(crate) fn contract_level() -> u32 {
+pub fn contract_level() -> u32 {
     flexiq_core::CONTRACT_LEVEL
 }
 

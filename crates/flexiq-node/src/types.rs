@@ -85,7 +85,7 @@ pub struct Job {
 }
 
 impl From<core::Job> for Job {
-    fn from(j: Job) -> Self {
+    fn from(j: core::Job) -> Self {
         Job {
             id: j.id.to_string(),
             namespace: j.namespace,
@@ -139,7 +139,7 @@ pub struct Stats {
 }
 
 impl From<core::Stats> for Stats {
-    fn from(s: Stats) -> Self {
+    fn from(s: core::Stats) -> Self {
         Stats {
             pending: s.pending as f64,
             running: s.running as f64,
@@ -178,7 +178,7 @@ pub struct Metric {
 }
 
 impl From<core::MetricRow> for Metric {
-    fn from(m: MetricRow) -> Self {
+    fn from(m: core::MetricRow) -> Self {
         Metric {
             job_id: m.job_id,
             task: m.task,
@@ -217,7 +217,7 @@ pub struct DeadJob {
 }
 
 impl From<core::DeadJob> for DeadJob {
-    fn from(d: DeadJob) -> Self {
+    fn from(d: core::DeadJob) -> Self {
         DeadJob {
             id: d.id,
             original_job_id: d.original_job_id,
@@ -278,7 +278,7 @@ pub struct JobError {
 }
 
 impl From<core::JobError> for JobError {
-    fn from(e: JobError) -> Self {
+    fn from(e: core::JobError) -> Self {
         JobError {
             id: e.id,
             job_id: e.job_id,
@@ -307,7 +307,7 @@ pub struct ReplayEntry {
 }
 
 impl From<core::ReplayEntry> for ReplayEntry {
-    fn from(r: ReplayEntry) -> Self {
+    fn from(r: core::ReplayEntry) -> Self {
         ReplayEntry {
             id: r.id,
             original_job_id: r.original_job_id,
@@ -352,7 +352,7 @@ pub struct JobDag {
 }
 
 impl From<core::JobDag> for JobDag {
-    fn from(d: JobDag) -> Self {
+    fn from(d: core::JobDag) -> Self {
         JobDag {
             nodes: d
                 .nodes
@@ -427,7 +427,7 @@ pub struct EffectiveRetention {
 }
 
 impl From<core::EffectiveRetention> for EffectiveRetention {
-    fn from(e: EffectiveRetention) -> Self {
+    fn from(e: core::EffectiveRetention) -> Self {
         EffectiveRetention {
             enabled: e.enabled,
             defaulted: e.defaulted,
@@ -458,7 +458,7 @@ pub struct RetentionPreview {
 }
 
 impl From<core::RetentionPreview> for RetentionPreview {
-    fn from(p: RetentionPreview) -> Self {
+    fn from(p: core::RetentionPreview) -> Self {
         let count = |t| p.counts.get(&t).copied().unwrap_or(0) as f64;
         RetentionPreview {
             enabled: p.enabled,
@@ -492,7 +492,7 @@ pub struct MigrationSummary {
 }
 
 impl From<core::MigrationSummary> for MigrationSummary {
-    fn from(m: MigrationSummary) -> Self {
+    fn from(m: core::MigrationSummary) -> Self {
         MigrationSummary {
             applied: m.applied,
             workflow_applied: m.workflow_applied,

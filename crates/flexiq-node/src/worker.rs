@@ -162,10 +162,13 @@ fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<Atomic
     })
 }
 
+/// What `run` starts: the queue, the checked config and the tasks with their options.
+type Pending = (flexiq_runtime::Queue, WorkerConfig, Vec<(String, TaskOptions)>);
+
 /// A worker on a queue, built by `NativeQueue.createWorker` and started by `run`.
 #[napi]
 pub struct NativeWorker {
-    worker: Mutex<Option<(flexiq_runtime::Queue, WorkerConfig, Vec<(String, TaskOptions)>)>>,
+    worker: Mutex<Option<Pending>>,
     shutdown: CancellationToken,
     id: String,
 }
