@@ -113,9 +113,9 @@ pub(crate) fn python() -> Result<(), String> {
     let venv = venv()?;
     let py_crate = root().join("crates/flexiq-py");
     run(
-        "maturin develop (flexiq Python package)",
+        "maturin develop (flexiq Python package, debug build)",
         Command::new(venv.join("bin/maturin"))
-            .args(["develop", "--release", "-q", "-m"])
+            .args(["develop", "-q", "-m"])
             .arg(py_crate.join("Cargo.toml"))
             .env("VIRTUAL_ENV", &venv)
             .env(
@@ -145,7 +145,6 @@ pub(crate) fn node() -> Result<(), String> {
         "npm install (builds the Node addon)",
         Command::new("npm").args(["install", "--no-audit", "--no-fund"]).current_dir(&dir),
     )?;
-    run("npm run build (Node addon, release)", Command::new("npm").args(["run", "build"]).current_dir(&dir))?;
     run("node --test (Node SDK, all stores)", Command::new("npm").args(["test"]).current_dir(&dir))?;
     run(
         "tsc --noEmit (Node types)",

@@ -110,13 +110,13 @@ def interop_bin() -> str:
     crate = Path(__file__).resolve().parent.parent
     cargo = os.environ.get("CARGO", "cargo")
     subprocess.run(
-        [cargo, "build", "--release", "-q", "-p", "flexiq-py", "--example", "interop"],
+        [cargo, "build", "-q", "-p", "flexiq-py", "--example", "interop"],
         cwd=crate,
         check=True,
         timeout=1200,
     )
     target = os.environ.get("CARGO_TARGET_DIR") or str(crate.parent.parent / "target")
-    path = Path(target) / "release" / "examples" / "interop"
+    path = Path(target) / "debug" / "examples" / "interop"
     assert path.exists(), f"interop example not found at {path}"
     return str(path)
 
