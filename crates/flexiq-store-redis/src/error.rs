@@ -16,12 +16,22 @@ pub(crate) fn map(e: FredError) -> Error {
     let transient_reply = ["LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"]
         .iter()
         .any(|p| details.starts_with(p));
+    // fred reports a command it could not write while the connection is down (before a
+    // reconnect) with kind `Unknown`; those phrases describe connection state, not the command.
+    let driver_transient = [
+        "Failed to route command",
+        "Too many failed write attempts",
+        "Max attempts exceeded",
+        "Missing response",
+        "onnection",
+    ]
+    .iter()
+    .any(|p| details.contains(p));
     let retryable = matches!(
         e.kind(),
         FredKind::IO | FredKind::Timeout | FredKind::Canceled | FredKind::Routing | FredKind::Cluster
     ) || transient_reply
-        || details.contains("connection")
-        || details.contains("Connection");
+        || driver_transient;
     let message = format!("redis {:?}: {details}", e.kind()).to_lowercase();
     Error::Backend { message, retryable }
 }
@@ -81,6 +91,10 @@ mod tests {
         let e = map(FredError::new(FredKind::Unknown, "WRONGTYPE Operation against a key"));
         assert!(!e.is_retryable());
         let e = map(FredError::new(FredKind::Unknown, "LOADING Redis is loading the dataset"));
+        assert!(e.is_retryable());
+        let e = map(FredError::new(FredKind::Unknown, "Failed to route command."));
+        assert!(e.is_retryable(), "a command written while reconnecting can be retried");
+        let e = map(FredError::new(FredKind::Unknown, "Too many failed write attempts."));
         assert!(e.is_retryable());
     }
 }

@@ -1,8 +1,9 @@
 //! flexiq-store-sqlite: flexiq's embedded store on one SQLite file.
 //!
-//! The file runs in WAL mode. One writer thread owns the write connection and group-commits:
-//! it drains every queued write into one `BEGIN IMMEDIATE` transaction, each operation in its
-//! own savepoint, and replies after the single commit. A small pool of reader threads serves
+//! The file runs in WAL mode. One write connection group-commits: every queued write is
+//! drained into one `BEGIN IMMEDIATE` transaction, each operation in its own savepoint, with
+//! replies after the single commit. Small writes are committed on the caller's own thread when
+//! the connection is free (no thread hand-off); bulk ones by a writer thread. A small pool of reader threads serves
 //! lookups, listings and stats. Every status change goes through
 //! [`flexiq_core::transition`]. Per (namespace, queue, status) counters are kept in the same
 //! transactions, so stats and `count_pending` never scan jobs. Waiting claimers wake on an
@@ -21,6 +22,7 @@ mod control;
 mod dead;
 mod enqueue;
 mod error;
+mod group_commit;
 mod history;
 mod inspect;
 mod jobs;

@@ -11,16 +11,17 @@ use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
 use crate::error::{closed, SqlResultExt};
+use crate::group_commit::{GroupCommit, Ticket};
 use crate::options::{Durability, SqliteOptions};
 use crate::readers::{self, ReadJob};
 use crate::schema;
 use crate::wake::{self, Hub};
-use crate::writer::{self, Op, WriteCtx, WriteOp};
+use crate::writer::{Op, WriteCtx, WriteOp};
 
 /// Threads and connections of one open file, shared by every handle and namespace on it.
 pub(crate) struct Core {
     path: PathBuf,
-    writer: Mutex<Option<mpsc::Sender<Box<dyn WriteOp>>>>,
+    writer: Arc<GroupCommit>,
     readers: Mutex<Option<mpsc::Sender<ReadJob>>>,
     pub(crate) hub: Arc<Hub>,
     handles: AtomicUsize,
@@ -34,7 +35,7 @@ impl Core {
     }
 
     fn shutdown(&self) {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.writer.shutdown();
         self.readers.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.hub.stop();
     }
@@ -137,16 +138,11 @@ impl SqliteStore {
         let hub = Arc::new(Hub::new());
         let spawn_err = |e: std::io::Error| Error::backend(format!("cannot start sqlite threads: {e}"));
         let read_tx = readers::spawn(read_conns).map_err(spawn_err)?;
-        let (write_tx, write_rx) = mpsc::channel::<Box<dyn WriteOp>>();
-        let writer_hub = hub.clone();
-        std::thread::Builder::new()
-            .name("flexiq-sqlite-write".into())
-            .spawn(move || writer::run(conn, write_rx, writer_hub))
-            .map_err(spawn_err)?;
+        let writer = GroupCommit::start(conn, hub.clone()).map_err(spawn_err)?;
         wake::spawn_watcher(watch_conn, hub.clone()).map_err(spawn_err)?;
         let core = Arc::new(Core {
             path: path.to_path_buf(),
-            writer: Mutex::new(Some(write_tx)),
+            writer,
             readers: Mutex::new(Some(read_tx)),
             hub,
             handles: AtomicUsize::new(0),
@@ -215,12 +211,33 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
     {
+        self.submit(needs_counts, false, f).await
+    }
+
+    /// Like [`Self::write`], for small operations (well under a millisecond of SQLite work):
+    /// committed on the calling thread when the write connection is free.
+    pub(crate) async fn write_small<T, F>(&self, needs_counts: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
+    {
+        self.submit(needs_counts, true, f).await
+    }
+
+    async fn submit<T, F>(&self, needs_counts: bool, inline: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
+    {
         self.check_open()?;
         let (tx, rx) = oneshot::channel();
         let op: Box<dyn WriteOp> = Box::new(Op::new(f, needs_counts, tx));
-        {
-            let guard = self.h.core.writer.lock().unwrap_or_else(|p| p.into_inner());
-            guard.as_ref().ok_or_else(closed)?.send(op).map_err(|_| closed())?;
+        let writer = &self.h.core.writer;
+        let ticket = writer.push(op, inline)?;
+        if inline {
+            let settle = SettleOnDrop { writer, ticket };
+            tokio::task::yield_now().await;
+            drop(settle);
         }
         rx.await.map_err(|_| closed())?
     }
@@ -241,6 +258,19 @@ impl SqliteStore {
             guard.as_ref().ok_or_else(closed)?.send(job).map_err(|_| closed())?;
         }
         rx.await.map_err(|_| closed())?
+    }
+}
+
+/// Settles a queued operation even when the caller's future is dropped while yielding, so the
+/// operation never waits in the queue with nobody to commit it.
+struct SettleOnDrop<'a> {
+    writer: &'a GroupCommit,
+    ticket: Ticket,
+}
+
+impl Drop for SettleOnDrop<'_> {
+    fn drop(&mut self) {
+        self.writer.settle(self.ticket, true);
     }
 }
 

@@ -1,6 +1,7 @@
-//! The one writer thread and its group commit.
+//! One group commit: the transaction a batch of write operations shares.
 //!
-//! Every write is a closure queued to this thread. The thread drains whatever is queued into
+//! Every write is a closure queued for the write connection (see `group_commit` for which
+//! thread runs it). A batch of queued operations becomes
 //! one `BEGIN IMMEDIATE` transaction, runs each operation inside its own `SAVEPOINT` (so one
 //! failing operation rolls back alone and does not poison the others), commits once, and only
 //! then replies to every waiter. Queue counters (`queue_counts`) are accumulated in memory as
@@ -8,8 +9,6 @@
 //! write per queue instead of one per job.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
-use std::sync::Arc;
 
 use flexiq_core::{Error, JobStatus, Result};
 use rusqlite::{Connection, OptionalExtension};
@@ -17,9 +16,6 @@ use tokio::sync::oneshot;
 
 use crate::error::SqlResultExt;
 use crate::wake::Hub;
-
-/// Most operations folded into one transaction.
-const MAX_BATCH: usize = 512;
 
 /// One counter change: (namespace, queue, status code) and the delta.
 type Delta = ((String, String, u8), i64);
@@ -248,37 +244,26 @@ where
     }
 }
 
-/// Runs the writer loop until every sender is gone.
-pub(crate) fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn WriteOp>>, hub: Arc<Hub>) {
-    let mut batch: Vec<Box<dyn WriteOp>> = Vec::with_capacity(MAX_BATCH);
-    while let Ok(first) = rx.recv() {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(op) => batch.push(op),
-                Err(_) => break,
-            }
+/// Commits `batch` as one transaction, then wakes waiters and replies to every operation.
+pub(crate) fn commit_batch(conn: &Connection, batch: &mut Vec<Box<dyn WriteOp>>, hub: &Hub) {
+    let track_jobs = hub.has_job_waiters();
+    let mut ctx = WriteCtx { conn, op: Effects::default(), batch: Effects::default(), track_jobs };
+    let outcome = run_batch(&mut ctx, batch);
+    let effects = std::mem::take(&mut ctx.batch);
+    if let Ok(Some(gen)) = outcome {
+        hub.set_own_gen(gen);
+    }
+    let commit = outcome.map(|_| ());
+    if commit.is_ok() {
+        if effects.wake {
+            hub.bump_work();
         }
-        let track_jobs = hub.has_job_waiters();
-        let mut ctx = WriteCtx { conn: &conn, op: Effects::default(), batch: Effects::default(), track_jobs };
-        let outcome = run_batch(&mut ctx, &mut batch);
-        let effects = std::mem::take(&mut ctx.batch);
-        drop(ctx);
-        if let Ok(Some(gen)) = outcome {
-            hub.set_own_gen(gen);
+        if !effects.changed.is_empty() {
+            hub.notify_jobs(&effects.changed);
         }
-        let commit = outcome.map(|_| ());
-        if commit.is_ok() {
-            if effects.wake {
-                hub.bump_work();
-            }
-            if !effects.changed.is_empty() {
-                hub.notify_jobs(&effects.changed);
-            }
-        }
-        for op in batch.drain(..) {
-            op.finish(&commit);
-        }
+    }
+    for op in batch.drain(..) {
+        op.finish(&commit);
     }
 }
 

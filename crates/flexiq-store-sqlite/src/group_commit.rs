@@ -1,0 +1,199 @@
+//! Who commits: the caller itself, or the writer thread.
+//!
+//! A hand-off to a dedicated thread and back costs two thread wake-ups per write, which on a
+//! small virtual machine is more than the SQLite work of a single enqueue or a claim. So small
+//! operations (a single enqueue, a claim, an ack batch) are pushed onto a shared queue and the
+//! caller, after yielding once so that other ready tasks can queue theirs, tries to take the
+//! write connection: if it is free the caller becomes the
+//! *combiner* and commits everything queued, its own operation and any that other callers
+//! queued meanwhile, in one transaction, on its own thread. If another combiner holds the
+//! connection, that one is guaranteed to see the queued operation (it re-checks the queue after
+//! releasing the connection), so the caller simply awaits its reply.
+//!
+//! Large operations (bulk enqueues, purges, sweeps) go to the writer thread so they never block
+//! an async runtime's thread for long, and a combiner hands over to the writer thread after a
+//! bounded number of batches so no caller is kept committing for others indefinitely.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use parking_lot::Mutex;
+use rusqlite::Connection;
+
+use crate::error::closed;
+use crate::wake::Hub;
+use crate::writer::{commit_batch, WriteOp};
+
+/// Most operations folded into one transaction.
+const MAX_BATCH: usize = 512;
+
+/// Batches an inline combiner commits before handing the rest to the writer thread.
+const INLINE_BATCHES: usize = 2;
+
+/// Operations waiting for the connection, and how many were ever taken from the queue.
+#[derive(Default)]
+struct Queued {
+    ops: VecDeque<Box<dyn WriteOp>>,
+    pushed: u64,
+    taken: u64,
+}
+
+/// The place of one operation in the queue, to tell whether a combiner already took it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ticket(u64);
+
+/// The write connection and the operations waiting for it.
+pub(crate) struct GroupCommit {
+    conn: Mutex<Option<Connection>>,
+    queued: Mutex<Queued>,
+    thread: Mutex<Option<mpsc::Sender<()>>>,
+    hub: Arc<Hub>,
+    closed: AtomicBool,
+}
+
+impl GroupCommit {
+    /// Takes ownership of the write connection and starts the writer thread.
+    pub(crate) fn start(conn: Connection, hub: Arc<Hub>) -> std::io::Result<Arc<GroupCommit>> {
+        let (tx, rx) = mpsc::channel::<()>();
+        let gc = Arc::new(GroupCommit {
+            conn: Mutex::new(Some(conn)),
+            queued: Mutex::new(Queued::default()),
+            thread: Mutex::new(Some(tx)),
+            hub,
+            closed: AtomicBool::new(false),
+        });
+        let worker = gc.clone();
+        std::thread::Builder::new()
+            .name("flexiq-sqlite-write".into())
+            .spawn(move || worker.thread_loop(rx))?;
+        Ok(gc)
+    }
+
+    /// Queues `op`. With `inline`, the caller must then call [`Self::settle`] (after letting
+    /// other tasks queue theirs, so they share the commit); otherwise the writer thread commits
+    /// it. The reply arrives on the channel the operation carries.
+    pub(crate) fn push(&self, op: Box<dyn WriteOp>, inline: bool) -> flexiq_core::Result<Ticket> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        let ticket = {
+            let mut q = self.queued.lock();
+            q.ops.push_back(op);
+            q.pushed += 1;
+            Ticket(q.pushed - 1)
+        };
+        if !inline {
+            self.settle(ticket, false);
+        }
+        Ok(ticket)
+    }
+
+    /// Commits what is queued on the calling thread when the connection is free (`inline`),
+    /// or leaves it to the writer thread. Nothing to do when a combiner already took the
+    /// operation of `ticket`: its reply is on the way, and the operations queued since are
+    /// left to gather into the next commit.
+    pub(crate) fn settle(&self, ticket: Ticket, inline: bool) {
+        if self.queued.lock().taken > ticket.0 {
+            return;
+        }
+        // Once closing, the writer thread may already have drained for the last time: the
+        // caller then settles the queue itself (committing, or refusing once the connection
+        // is gone).
+        let closing = self.closed.load(Ordering::Acquire);
+        if (inline || closing) && self.combine(if closing { usize::MAX } else { INLINE_BATCHES }) {
+            return;
+        }
+        self.wake_thread();
+    }
+
+    /// Refuses new operations and lets the writer thread commit what is queued, then close
+    /// the connection.
+    pub(crate) fn shutdown(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.thread.lock().take();
+    }
+
+    fn wake_thread(&self) {
+        if let Some(tx) = self.thread.lock().as_ref() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Commits queued operations while the connection is free, up to `max_batches` batches.
+    /// Returns false when work is left that this caller did not take on (the writer thread
+    /// must be woken); true when the queue was drained or another combiner owns it.
+    fn combine(&self, max_batches: usize) -> bool {
+        let mut batches = 0;
+        loop {
+            let Some(conn) = self.conn.try_lock() else { return true };
+            while batches < max_batches {
+                let mut batch = self.take_batch();
+                if batch.is_empty() {
+                    break;
+                }
+                batches += 1;
+                self.commit(conn.as_ref(), &mut batch);
+            }
+            drop(conn);
+            // An operation queued while this thread held the connection was left to it:
+            // look again now that it is released.
+            if self.queued.lock().ops.is_empty() {
+                return true;
+            }
+            if batches >= max_batches {
+                return false;
+            }
+        }
+    }
+
+    fn take_batch(&self) -> Vec<Box<dyn WriteOp>> {
+        let mut q = self.queued.lock();
+        let n = q.ops.len().min(MAX_BATCH);
+        q.taken += n as u64;
+        q.ops.drain(..n).collect()
+    }
+
+    fn commit(&self, conn: Option<&Connection>, batch: &mut Vec<Box<dyn WriteOp>>) {
+        match conn {
+            Some(conn) => commit_batch(conn, batch, &self.hub),
+            None => {
+                for op in batch.drain(..) {
+                    op.finish(&Err(closed()));
+                }
+            }
+        }
+    }
+
+    /// The writer thread: commits whatever is queued each time it is woken, and on shutdown
+    /// commits the rest and closes the connection.
+    fn thread_loop(&self, rx: mpsc::Receiver<()>) {
+        while rx.recv().is_ok() {
+            self.drain_blocking();
+        }
+        self.drain_blocking();
+        let conn = self.conn.lock().take();
+        drop(conn);
+        for op in self.queued.lock().ops.drain(..) {
+            op.finish(&Err(closed()));
+        }
+    }
+
+    fn drain_blocking(&self) {
+        loop {
+            {
+                let conn = self.conn.lock();
+                loop {
+                    let mut batch = self.take_batch();
+                    if batch.is_empty() {
+                        break;
+                    }
+                    self.commit(conn.as_ref(), &mut batch);
+                }
+            }
+            if self.queued.lock().ops.is_empty() {
+                return;
+            }
+        }
+    }
+}
