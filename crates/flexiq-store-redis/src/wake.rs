@@ -6,7 +6,7 @@
 //! counter, so every local `wait_for_work` caller wakes within a round trip of an enqueue
 //! made by any process. Writes made through this handle bump the counters directly.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -26,6 +26,10 @@ pub(crate) struct Waker {
     shared: Arc<Shared>,
     key: String,
     work: watch::Sender<u64>,
+    /// Marker tokens the listener popped (signals from scripts, whichever process ran them).
+    popped: Arc<AtomicU64>,
+    /// The `popped` count the last `wait_work` on this handle returned at.
+    seen: AtomicU64,
     jobs: watch::Sender<u64>,
     task: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
@@ -36,6 +40,8 @@ impl Waker {
             shared,
             key,
             work: watch::channel(0).0,
+            popped: Arc::new(AtomicU64::new(0)),
+            seen: AtomicU64::new(0),
             jobs: watch::channel(0).0,
             task: std::sync::Mutex::new(None),
         }
@@ -59,15 +65,22 @@ impl Waker {
         let shared = self.shared.clone();
         let key = self.key.clone();
         let tx = self.work.clone();
-        *task = Some(tokio::spawn(listen(shared, key, tx)));
+        let popped = self.popped.clone();
+        *task = Some(tokio::spawn(listen(shared, key, tx, popped)));
     }
 
     /// Waits for a work signal, at most `max` (and at most until `due_at` Unix ms, the
-    /// earliest delayed job, when given).
+    /// earliest delayed job, when given). A marker token popped since the previous wait on
+    /// this handle returned (while its caller was claiming) ends the wait at once, so a wake-up
+    /// landing between an empty claim and the next wait is not lost.
     pub(crate) async fn wait_work(&self, max: Duration, due_at: Option<i64>) -> Result<()> {
         self.ensure_listener();
         let mut rx = self.work.subscribe();
         rx.mark_unchanged();
+        let popped = self.popped.load(Ordering::Acquire);
+        if self.seen.swap(popped, Ordering::AcqRel) != popped {
+            return Ok(());
+        }
         let mut wait = max;
         if let Some(due) = due_at {
             let until = (due - wall_ms()).max(0) as u64;
@@ -76,7 +89,9 @@ impl Waker {
         if wait.is_zero() {
             return Ok(());
         }
-        let _ = tokio::time::timeout(wait, rx.changed()).await;
+        if let Ok(Ok(())) = tokio::time::timeout(wait, rx.changed()).await {
+            self.seen.store(self.popped.load(Ordering::Acquire), Ordering::Release);
+        }
         Ok(())
     }
 
@@ -106,7 +121,7 @@ pub(crate) fn wall_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-async fn listen(shared: Arc<Shared>, key: String, tx: watch::Sender<u64>) {
+async fn listen(shared: Arc<Shared>, key: String, tx: watch::Sender<u64>, popped: Arc<AtomicU64>) {
     let mut client: Option<Client> = None;
     while !shared.closed.load(Ordering::Acquire) {
         let c = match &client {
@@ -122,7 +137,10 @@ async fn listen(shared: Arc<Shared>, key: String, tx: watch::Sender<u64>) {
             }
         };
         match c.bzpopmin::<Value, _>(key.as_str(), BLOCK_SECS).await {
-            Ok(v) if !v.is_null() => tx.send_modify(|g| *g = g.wrapping_add(1)),
+            Ok(v) if !v.is_null() => {
+                popped.fetch_add(1, Ordering::AcqRel);
+                tx.send_modify(|g| *g = g.wrapping_add(1));
+            }
             Ok(_) => {}
             Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
         }

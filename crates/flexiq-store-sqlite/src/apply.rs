@@ -75,11 +75,11 @@ fn write_next(
             worker_id = CASE WHEN ?9 THEN NULL ELSE COALESCE(?8, worker_id) END,
             cancel_requested = CASE WHEN ?10 THEN 0 ELSE cancel_requested END,
             result = COALESCE(?11, result)
-         WHERE id = ?1",
+         WHERE rowid = ?1",
     )
     .db()?
     .execute(rusqlite::params![
-        st.id,
+        st.rowid,
         next.status.code(),
         next.attempt,
         next.run_at,

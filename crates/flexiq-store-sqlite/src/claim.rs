@@ -64,13 +64,14 @@ const NOT_REVOKED: &str = "AND task NOT IN (SELECT task FROM revoked_tasks WHERE
 /// The claim query of one queue, with or without the revoked-task filter.
 pub(crate) fn claim_sql(revoked: bool) -> String {
     format!(
-        "SELECT has_dependents, {JOB_COLS} {CLAIM_SQL} {} {CLAIM_ORDER}",
+        "SELECT has_dependents, {JOB_COLS}, rowid {CLAIM_SQL} {} {CLAIM_ORDER}",
         if revoked { NOT_REVOKED } else { "" }
     )
 }
 
 struct Candidate {
     queue: usize,
+    rowid: i64,
     has_dependents: bool,
     job: Job,
     has_deps: bool,
@@ -89,7 +90,7 @@ fn candidates(
     let rows = stmt
         .query_map((ns, queue, now, limit), |r| {
             let (job, has_deps) = job_from_row(r, 1)?;
-            Ok(Candidate { queue: qi, has_dependents: r.get(0)?, job, has_deps })
+            Ok(Candidate { queue: qi, rowid: r.get(29)?, has_dependents: r.get(0)?, job, has_deps })
         })
         .db()?;
     rows.collect::<rusqlite::Result<_>>().db()
@@ -175,6 +176,7 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
     for c in found {
         let mut job = c.job;
         let st = Loaded {
+            rowid: c.rowid,
             id: job.id.to_string(),
             queue: job.queue.clone(),
             task: job.task.clone(),

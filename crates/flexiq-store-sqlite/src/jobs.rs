@@ -132,9 +132,9 @@ impl JobStore for SqliteStore {
                 let reply = match st {
                     Some(st) if fenced(&st, fence) => {
                         ctx.conn
-                            .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE id = ?1")
+                            .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE rowid = ?1")
                             .db()?
-                            .execute((&st.id, now))
+                            .execute((st.rowid, now))
                             .db()?;
                         HeartbeatReply {
                             outcome: AckOutcome::Acknowledged,

@@ -99,6 +99,9 @@ pub(crate) fn query_jobs(conn: &Connection, sql: &str, params: &[&dyn rusqlite::
 /// The slice of a job row a transition reads, plus what applying it needs.
 #[derive(Debug, Clone)]
 pub(crate) struct Loaded {
+    /// The row's rowid: the transition's UPDATE finds the row by it without a second seek of
+    /// the id index.
+    pub(crate) rowid: i64,
     /// The job id.
     pub(crate) id: String,
     /// Its queue (for the counters).
@@ -123,7 +126,7 @@ pub(crate) struct Loaded {
 
 /// Columns of [`Loaded`], in [`loaded_from_row`] order.
 pub(crate) const STATE_COLS: &str = "id, queue, task, status, attempt, max_retries, started_at, \
-    backoff_base, backoff_max, has_dependents, cancel_requested";
+    backoff_base, backoff_max, has_dependents, cancel_requested, rowid";
 
 /// Builds a [`Loaded`] from [`STATE_COLS`] at column 0.
 pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
@@ -138,6 +141,7 @@ pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
         backoff: Backoff { base_ms: r.get(7)?, max_ms: r.get(8)? },
         has_dependents: r.get(9)?,
         cancel_requested: r.get(10)?,
+        rowid: r.get(11)?,
     })
 }
 
