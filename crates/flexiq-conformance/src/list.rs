@@ -145,6 +145,7 @@ macro_rules! for_each_case {
             cancel::cancel_request_on_pending_cancels_outright,
             cancel::cancel_request_on_terminal_is_false,
             cancel::cancel_request_unknown_is_not_found,
+            cancel::cancel_ack_ends_running_job_cancelled,
             get::get_unknown_is_none,
             get::get_result_unknown_is_not_found,
             get::get_result_bytes_round_trip,

@@ -87,6 +87,13 @@ pub enum Event {
     Requeue,
     /// An operator cancels a job that has not started.
     Cancel,
+    /// The running attempt stopped on a cancel request: the job ends cancelled.
+    CancelRunning {
+        /// The attempt's fence.
+        fence: Fence,
+        /// What the handler said when it stopped.
+        reason: String,
+    },
     /// A dependency ended without completing.
     DependencyFailed {
         /// The dependency's id.
@@ -108,6 +115,7 @@ impl Event {
             Event::RunawayExpired => "expire runaway attempt",
             Event::Requeue => "requeue",
             Event::Cancel => "cancel",
+            Event::CancelRunning { .. } => "stop on a cancel request",
             Event::DependencyFailed { .. } => "cancel for failed dependency",
             Event::DependenciesMet => "release dependencies",
         }
@@ -118,7 +126,8 @@ impl Event {
             Event::Complete { fence }
             | Event::Fail { fence, .. }
             | Event::Suspend { fence, .. }
-            | Event::Defer { fence, .. } => Some(*fence),
+            | Event::Defer { fence, .. }
+            | Event::CancelRunning { fence, .. } => Some(*fence),
             _ => None,
         }
     }
@@ -287,6 +296,16 @@ pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Ref
             n.cancel_dependents = true;
             Ok(n)
         }
+        Event::CancelRunning { reason, .. } => {
+            let mut n = Next::to(JobStatus::Cancelled, state.attempt);
+            let msg = format!("cancelled: {reason}");
+            n.finished_at = Some(now);
+            n.cancel_dependents = true;
+            n.clear_lease = true;
+            n.error_record = Some(msg.clone());
+            n.last_error = Some(msg);
+            Ok(n)
+        }
         Event::DependencyFailed { dependency } => {
             if !matches!(state.status, JobStatus::Pending | JobStatus::Waiting | JobStatus::Suspended) {
                 return Err(illegal());
@@ -367,6 +386,21 @@ mod tests {
             .unwrap();
         assert_eq!(n.status, JobStatus::Failed);
         assert!(!n.dead_letter);
+    }
+
+    #[test]
+    fn stopping_on_a_cancel_request_cancels_without_retry() {
+        let fence = Fence { attempt: 1, started_at: 100 };
+        let ev = Event::CancelRunning { fence, reason: "asked to stop".into() };
+        let n = transition(&running(1, 5), &ev, 7).unwrap();
+        assert_eq!(n.status, JobStatus::Cancelled);
+        assert_eq!(n.finished_at, Some(7));
+        assert!(n.cancel_dependents && n.clear_lease && !n.dead_letter);
+        assert_eq!(n.metric, None);
+        assert_eq!(n.last_error.as_deref(), Some("cancelled: asked to stop"));
+        let stale =
+            Event::CancelRunning { fence: Fence { attempt: 2, started_at: 100 }, reason: String::new() };
+        assert_eq!(transition(&running(1, 5), &stale, 7), Err(Refusal::Superseded));
     }
 
     #[test]

@@ -240,6 +240,7 @@ impl NativeWorker {
             started: c.started as f64,
             succeeded: c.succeeded as f64,
             failed: c.failed as f64,
+            cancelled: c.cancelled as f64,
             acknowledged: c.acknowledged as f64,
             superseded: c.superseded as f64,
             given_back: c.given_back as f64,
@@ -265,6 +266,8 @@ pub struct WorkerStats {
     pub succeeded: f64,
     /// Attempts that failed (thrown error, timeout, unknown task).
     pub failed: f64,
+    /// Attempts stopped on a cancel request (the job ended cancelled).
+    pub cancelled: f64,
     /// Acks the store applied.
     pub acknowledged: f64,
     /// Acks refused because a newer attempt owns the job (nothing written).

@@ -188,6 +188,7 @@ fn counters_dict<'py>(py: Python<'py>, c: &flexiq_runtime::WorkerCounters) -> Py
     d.set_item("started", c.started)?;
     d.set_item("succeeded", c.succeeded)?;
     d.set_item("failed", c.failed)?;
+    d.set_item("cancelled", c.cancelled)?;
     d.set_item("acknowledged", c.acknowledged)?;
     d.set_item("superseded", c.superseded)?;
     d.set_item("given_back", c.given_back)?;

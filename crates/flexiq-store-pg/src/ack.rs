@@ -61,6 +61,9 @@ impl PgStore {
                         AckKind::Defer { until, reason } => {
                             (Event::Defer { fence: ack.fence, until, reason }, None)
                         }
+                        AckKind::Cancel { reason } => {
+                            (Event::CancelRunning { fence: ack.fence, reason }, None)
+                        }
                     };
                     match transition(&l.state, &event, now) {
                         Ok(next) => {

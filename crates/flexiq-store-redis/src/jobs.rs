@@ -23,6 +23,7 @@ fn event_of(kind: &AckKind, fence: Fence) -> Event {
         }
         AckKind::Suspend { until } => Event::Suspend { fence, until: *until },
         AckKind::Defer { until, reason } => Event::Defer { fence, until: *until, reason: reason.clone() },
+        AckKind::Cancel { reason } => Event::CancelRunning { fence, reason: reason.clone() },
     }
 }
 

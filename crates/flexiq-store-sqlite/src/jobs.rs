@@ -32,6 +32,7 @@ fn ack_one(ctx: &mut WriteCtx<'_>, ns: &str, st: Option<Loaded>, ack: Ack, now: 
         AckKind::Fail { error, retryable } => (Event::Fail { fence, error, retryable }, None),
         AckKind::Suspend { until } => (Event::Suspend { fence, until }, None),
         AckKind::Defer { until, reason } => (Event::Defer { fence, until, reason }, None),
+        AckKind::Cancel { reason } => (Event::CancelRunning { fence, reason }, None),
     };
     let extras = Extras { result: result.as_deref(), worker_id: None };
     Ok(match fire(ctx, ns, &st, &event, now, extras)? {

@@ -120,3 +120,31 @@ pub async fn cancel_request_unknown_is_not_found(h: &dyn Harness) {
     assert_kind(s.request_cancel(&JobId::new(), now()).await, ErrorKind::NotFound);
     assert_kind(s.is_cancel_requested(&JobId::new()).await, ErrorKind::NotFound);
 }
+
+/// A handler that stops on a cancel request acks `Cancel`: the job ends cancelled (not
+/// failed), the attempt's error is recorded, its dependents are cancelled, and a stale fence
+/// is superseded.
+pub async fn cancel_ack_ends_running_job_cancelled(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, job("t", ""), now()).await;
+    let dependent = put(&*s, job_after("d", &[&c.job.id]), now()).await;
+    assert!(s.request_cancel(&c.job.id, at(1)).await.unwrap());
+    let mut stale = c.clone();
+    stale.fence.attempt += 1;
+    let reason = AckKind::Cancel { reason: "stopped on request".into() };
+    assert_eq!(ack(&*s, &stale, reason.clone(), at(2)).await, AckOutcome::Superseded);
+    assert_eq!(status(&*s, &c.job.id).await, JobStatus::Running);
+    assert_eq!(ack(&*s, &c, reason, at(3)).await, AckOutcome::Acknowledged);
+    let j = get(&*s, &c.job.id).await;
+    assert_eq!(j.status, JobStatus::Cancelled);
+    assert_eq!(j.finished_at, Some(at(3)));
+    assert!(j.last_error.as_deref().unwrap_or_default().contains("stopped on request"), "{j:?}");
+    let errors = s.job_errors(&c.job.id).await.unwrap();
+    assert_eq!(errors.len(), 1, "the stopped attempt is in the job's error history");
+    assert_eq!(status(&*s, &dependent).await, JobStatus::Cancelled);
+    let stats = s.stats(None).await.unwrap();
+    assert_eq!((stats.running, stats.cancelled, stats.failed), (0, 2, 0), "{stats:?}");
+    assert!(take(&*s, 10, at(10)).await.is_empty(), "nothing is left to claim");
+    let again = AckKind::Complete { result: None };
+    assert_eq!(ack(&*s, &c, again, at(4)).await, AckOutcome::Superseded, "a cancelled job stays cancelled");
+}

@@ -67,6 +67,12 @@ pub enum AckKind {
         /// Why.
         reason: String,
     },
+    /// The handler stopped because cancellation was requested: the job ends `cancelled`
+    /// (no retry), and jobs depending on it are cancelled too.
+    Cancel {
+        /// What the handler said when it stopped.
+        reason: String,
+    },
 }
 
 /// One fenced ack.

@@ -13,6 +13,8 @@ pub struct WorkerCounters {
     pub succeeded: u64,
     /// Attempts that ended in failure (handler error, panic, timeout, unknown task).
     pub failed: u64,
+    /// Attempts the handler stopped on a cancel request (the job ended cancelled).
+    pub cancelled: u64,
     /// Acks the store applied.
     pub acknowledged: u64,
     /// Acks the store refused because a newer attempt owns the job (nothing written).
@@ -29,6 +31,7 @@ pub(crate) struct Counters {
     pub(crate) started: AtomicU64,
     pub(crate) succeeded: AtomicU64,
     pub(crate) failed: AtomicU64,
+    pub(crate) cancelled: AtomicU64,
     pub(crate) acknowledged: AtomicU64,
     pub(crate) superseded: AtomicU64,
     pub(crate) given_back: AtomicU64,
@@ -47,6 +50,7 @@ impl Counters {
             started: r(&self.started),
             succeeded: r(&self.succeeded),
             failed: r(&self.failed),
+            cancelled: r(&self.cancelled),
             acknowledged: r(&self.acknowledged),
             superseded: r(&self.superseded),
             given_back: r(&self.given_back),

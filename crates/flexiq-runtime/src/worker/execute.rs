@@ -53,9 +53,8 @@ pub(crate) async fn execute(
         let kind = tokio::select! {
             out = run => match out {
                 Ok(Ok(result)) => AckKind::Complete { result },
-                Ok(Err(e)) if cancel.reason() == Some(CancelReason::Requested) => AckKind::Fail {
-                    error: format!("cancelled: cancellation requested ({})", e.message),
-                    retryable: false,
+                Ok(Err(e)) if cancel.reason() == Some(CancelReason::Requested) => AckKind::Cancel {
+                    reason: format!("cancellation requested ({})", e.message),
                 },
                 Ok(Err(e)) => AckKind::Fail { error: e.message, retryable: e.retryable },
                 Err(panic) => AckKind::Fail {
@@ -92,6 +91,10 @@ pub(crate) async fn execute(
                 }
             }
             AckKind::Defer { .. } => Counters::add(&shared.counters.given_back, 1),
+            AckKind::Cancel { reason } => {
+                Counters::add(&shared.counters.cancelled, 1);
+                tracing::info!(reason = %reason, "attempt stopped on a cancel request: job cancelled");
+            }
             AckKind::Suspend { .. } => {}
         }
         kind

@@ -160,9 +160,12 @@ async fn cooperative_cancel_reaches_the_running_handler() {
     .await;
     assert!(q.request_cancel(id.as_str()).await.unwrap());
     let e = q.result(id.as_str(), SECS_10, None).await.unwrap_err();
-    running.shutdown().await.unwrap();
+    let counters = running.shutdown().await.unwrap();
     assert_eq!(e.code(), "JOB_CANCELLED");
     assert!(e.job_error().unwrap().contains("stopped on request"));
+    let job = q.get_job(id.as_str()).await.unwrap().unwrap();
+    assert_eq!(job.status, JobStatus::Cancelled, "a handler stopping on request cancels the job");
+    assert_eq!((counters.cancelled, counters.failed), (1, 0));
 }
 
 #[tokio::test]
