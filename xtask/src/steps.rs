@@ -171,6 +171,12 @@ pub(crate) fn bench(store: Option<crate::BenchStore>, py: bool, node: bool) -> R
     }
     if node {
         let dir = root().join("crates/flexiq-node");
+        if !dir.join("node_modules").exists() {
+            run(
+                "npm install (builds the Node addon)",
+                Command::new("npm").args(["install", "--no-audit", "--no-fund"]).current_dir(&dir),
+            )?;
+        }
         run("npm run build", Command::new("npm").args(["run", "build"]).current_dir(&dir))?;
         return run("Node SDK bench", Command::new("node").arg("bench/bench.mjs").current_dir(&dir));
     }
