@@ -18,15 +18,16 @@ pub(crate) fn map(e: FredError) -> Error {
         .any(|p| details.starts_with(p));
     // fred reports a command it could not write while the connection is down (before a
     // reconnect) with kind `Unknown`; those phrases describe connection state, not the command.
+    let lower = details.to_lowercase();
     let driver_transient = [
-        "Failed to route command",
-        "Too many failed write attempts",
-        "Max attempts exceeded",
-        "Missing response",
-        "onnection",
+        "failed to route command",
+        "too many failed write attempts",
+        "max attempts exceeded",
+        "missing response",
+        "connection",
     ]
     .iter()
-    .any(|p| details.contains(p));
+    .any(|p| lower.contains(p));
     let retryable = matches!(
         e.kind(),
         FredKind::IO | FredKind::Timeout | FredKind::Canceled | FredKind::Routing | FredKind::Cluster

@@ -127,14 +127,7 @@ impl GroupCommit {
         let mut batches = 0;
         loop {
             let Some(conn) = self.conn.try_lock() else { return true };
-            while batches < max_batches {
-                let mut batch = self.take_batch();
-                if batch.is_empty() {
-                    break;
-                }
-                batches += 1;
-                self.commit(conn.as_ref(), &mut batch);
-            }
+            batches += self.commit_queued(conn.as_ref(), max_batches - batches);
             drop(conn);
             // An operation queued while this thread held the connection was left to it:
             // look again now that it is released.
@@ -145,6 +138,21 @@ impl GroupCommit {
                 return false;
             }
         }
+    }
+
+    /// Commits queued batches until the queue is empty or `max_batches` were committed;
+    /// returns how many were.
+    fn commit_queued(&self, conn: Option<&Connection>, max_batches: usize) -> usize {
+        let mut batches = 0;
+        while batches < max_batches {
+            let mut batch = self.take_batch();
+            if batch.is_empty() {
+                break;
+            }
+            batches += 1;
+            self.commit(conn, &mut batch);
+        }
+        batches
     }
 
     fn take_batch(&self) -> Vec<Box<dyn WriteOp>> {
@@ -181,16 +189,7 @@ impl GroupCommit {
 
     fn drain_blocking(&self) {
         loop {
-            {
-                let conn = self.conn.lock();
-                loop {
-                    let mut batch = self.take_batch();
-                    if batch.is_empty() {
-                        break;
-                    }
-                    self.commit(conn.as_ref(), &mut batch);
-                }
-            }
+            self.commit_queued(self.conn.lock().as_ref(), usize::MAX);
             if self.queued.lock().ops.is_empty() {
                 return;
             }

@@ -70,9 +70,11 @@ fn sweep(
     Ok(out)
 }
 
-/// Jobs in an enqueue small enough to commit on the caller's thread (claims and acks: four
-/// times as many, their per-job work being lighter).
-const SMALL_BATCH: usize = 64;
+/// Jobs in an enqueue small enough to commit on the caller's thread.
+const SMALL_ENQUEUE: usize = 64;
+/// Jobs in a claim or ack small enough to commit on the caller's thread (more than an
+/// enqueue: their per-job work is lighter).
+const SMALL_CLAIM_OR_ACK: usize = 256;
 
 /// Whether `id` is known in `ns`, as `NotFound` when not.
 fn must_exist(conn: &Connection, ns: &str, id: &JobId) -> Result<()> {
@@ -91,22 +93,15 @@ impl JobStore for SqliteStore {
             return Ok(Vec::new());
         }
         let ns = self.ns();
-        let counts = req.max_pending.is_some();
-        if req.jobs.len() <= SMALL_BATCH {
-            self.write_small(counts, move |ctx| enqueue::enqueue(ctx, &ns, &req)).await
-        } else {
-            self.write(counts, move |ctx| enqueue::enqueue(ctx, &ns, &req)).await
-        }
+        let (counts, small) = (req.max_pending.is_some(), req.jobs.len() <= SMALL_ENQUEUE);
+        self.write_sized(counts, small, move |ctx| enqueue::enqueue(ctx, &ns, &req)).await
     }
 
     async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
         claim::validate(&req)?;
         let ns = self.ns();
-        if req.limit as usize <= SMALL_BATCH * 4 {
-            self.write_small(true, move |ctx| claim::claim(ctx, &ns, &req)).await
-        } else {
-            self.write(true, move |ctx| claim::claim(ctx, &ns, &req)).await
-        }
+        let small = req.limit as usize <= SMALL_CLAIM_OR_ACK;
+        self.write_sized(true, small, move |ctx| claim::claim(ctx, &ns, &req)).await
     }
 
     async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
@@ -114,11 +109,8 @@ impl JobStore for SqliteStore {
             return Ok(Vec::new());
         }
         let ns = self.ns();
-        if acks.len() <= SMALL_BATCH * 4 {
-            self.write_small(false, move |ctx| ack_all(ctx, &ns, acks, now)).await
-        } else {
-            self.write(false, move |ctx| ack_all(ctx, &ns, acks, now)).await
-        }
+        let small = acks.len() <= SMALL_CLAIM_OR_ACK;
+        self.write_sized(false, small, move |ctx| ack_all(ctx, &ns, acks, now)).await
     }
 
     async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {

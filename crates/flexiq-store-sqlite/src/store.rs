@@ -226,7 +226,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
     {
-        self.submit(needs_counts, false, f).await
+        self.write_sized(needs_counts, false, f).await
     }
 
     /// Like [`Self::write`], for small operations (well under a millisecond of SQLite work):
@@ -236,10 +236,11 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
     {
-        self.submit(needs_counts, true, f).await
+        self.write_sized(needs_counts, true, f).await
     }
 
-    async fn submit<T, F>(&self, needs_counts: bool, inline: bool, f: F) -> Result<T>
+    /// [`Self::write_small`] when `small`, else [`Self::write`].
+    pub(crate) async fn write_sized<T, F>(&self, needs_counts: bool, small: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
@@ -248,8 +249,8 @@ impl SqliteStore {
         let (tx, rx) = oneshot::channel();
         let op: Box<dyn WriteOp> = Box::new(Op::new(f, needs_counts, tx));
         let writer = &self.h.core.writer;
-        let ticket = writer.push(op, inline)?;
-        if inline {
+        let ticket = writer.push(op, small)?;
+        if small {
             let settle = SettleOnDrop { writer, ticket };
             tokio::task::yield_now().await;
             drop(settle);
