@@ -75,6 +75,14 @@ impl PgStore {
             flexiq_core::options::validate_name("queue name", q)?;
         }
         let c = self.conn().await?;
+        if !self.prefer_locked_claim(req.now) {
+            if let Some(claimed) = self.claim_free(&c, &req).await? {
+                let ids: Vec<Uuid> =
+                    claimed.iter().filter_map(|cj| crate::db::uid(&cj.job.id).ok()).collect();
+                self.shared.hub.publish(&self.ns, false, &ids);
+                return Ok(claimed);
+            }
+        }
         let ns: &str = &self.ns;
         let limit = i64::from(req.limit);
         let now = req.now;
@@ -86,7 +94,7 @@ impl PgStore {
                 let lock_params: [&(dyn ToSql + Sync); 2] = [&ns, &req.queues];
                 let free_params: [&(dyn ToSql + Sync); 4] = [&ns, &req.queues, &now, &limit];
                 let (_, limited_rows, mut rows) = futures::try_join!(
-                    c.begin(),
+                    c.begin_relaxed(),
                     async { c.query(&lock_st, &lock_params).await.map_err(|e| crate::error::pg("claim", e)) },
                     async { c.query(&free_st, &free_params).await.map_err(|e| crate::error::pg("claim", e)) },
                 )?;

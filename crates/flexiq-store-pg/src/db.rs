@@ -70,6 +70,19 @@ impl Conn {
         self.client().batch_execute("BEGIN").await.map_err(|e| error::pg("begin", e))
     }
 
+    /// Sends `BEGIN` for a transaction whose commit need not wait for the WAL flush: its
+    /// effects are visible at once and become durable with the next flushed commit, and a
+    /// crash in between forgets them. Only for writes that are safe to forget (claims and
+    /// lease extensions: a forgotten claim leaves the job claimable, and the worker's fenced
+    /// ack then reports `Superseded`).
+    pub(crate) async fn begin_relaxed(&self) -> Result<()> {
+        self.in_tx.store(true, Ordering::Relaxed);
+        self.client()
+            .batch_execute("BEGIN; SET LOCAL synchronous_commit TO off")
+            .await
+            .map_err(|e| error::pg("begin", e))
+    }
+
     /// Sends `COMMIT`.
     pub(crate) async fn commit(&self) -> Result<()> {
         self.client().batch_execute("COMMIT").await.map_err(|e| error::pg("commit", e))?;

@@ -12,6 +12,7 @@
 mod ack;
 mod apply;
 mod claim;
+mod claim_free;
 mod control;
 mod db;
 mod dead;

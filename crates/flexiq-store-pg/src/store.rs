@@ -8,6 +8,7 @@ use flexiq_core::{Error, Result};
 use tokio::task::JoinHandle;
 use tokio_postgres::NoTls;
 
+use crate::claim_free::LimitedHint;
 use crate::db::Conn;
 use crate::migrate;
 use crate::notify::{run_listener, run_notifier, Hub};
@@ -21,6 +22,8 @@ use crate::options::PgOptions;
 pub struct PgStore {
     pub(crate) shared: Arc<Shared>,
     pub(crate) ns: Arc<str>,
+    /// When this namespace's claims last met limited queues.
+    pub(crate) limited: Arc<LimitedHint>,
 }
 
 pub(crate) struct Shared {
@@ -103,14 +106,14 @@ impl PgStore {
             closed: AtomicBool::new(false),
             tasks,
         });
-        Ok(PgStore { shared, ns: Arc::from(opts.namespace.as_str()) })
+        Ok(PgStore { shared, ns: Arc::from(opts.namespace.as_str()), limited: Arc::default() })
     }
 
     /// A handle on another namespace sharing this one's pool and listener.
     pub fn with_namespace(&self, ns: &str) -> Result<PgStore> {
         flexiq_core::options::validate_name("namespace", ns)?;
         self.check_open()?;
-        Ok(PgStore { shared: self.shared.clone(), ns: Arc::from(ns) })
+        Ok(PgStore { shared: self.shared.clone(), ns: Arc::from(ns), limited: Arc::default() })
     }
 
     /// The PostgreSQL schema holding this store's tables.
