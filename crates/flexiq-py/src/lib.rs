@@ -9,6 +9,7 @@
 mod context;
 mod convert;
 mod errors;
+mod handler_threads;
 mod queue;
 mod queue_admin;
 mod queue_jobs;

@@ -1,8 +1,8 @@
 //! `NativeWorker`: runs the runtime's [`Worker`] with Python handlers.
 //!
-//! Every registered task gets the same Rust handler: it moves to a blocking thread (so a
-//! slow synchronous handler never stalls the async runtime), takes the GIL and calls the
-//! Python dispatcher with a `NativeJobContext`. The dispatcher answers
+//! Every registered task gets the same Rust handler: it moves to a Python handler thread
+//! (so a slow synchronous handler never stalls the async runtime; see `handler_threads`),
+//! takes the GIL and calls the Python dispatcher with a `NativeJobContext`. The dispatcher answers
 //! `(ok, result_bytes, error_text, retryable)`; retries, backoff and dead-lettering are the
 //! engine's. While the worker runs, the calling thread checks for Python signals ten times
 //! a second, so SIGINT / SIGTERM start a graceful shutdown.
@@ -19,6 +19,7 @@ use pyo3::types::PyDict;
 
 use crate::context::NativeJobContext;
 use crate::errors::{invalid, to_py_err};
+use crate::handler_threads::HandlerThreads;
 use crate::queue::NativeQueue;
 use crate::runtime::runtime;
 
@@ -122,16 +123,16 @@ impl NativeWorker {
     /// A signal handler's exception (KeyboardInterrupt, ...) is re-raised after the shutdown.
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut worker = Worker::new(self.queue.clone(), self.config.clone()).map_err(to_py_err)?;
+        let threads = Arc::new(HandlerThreads::new());
         for (name, opts) in &self.tasks {
             let d = self.dispatch.clone();
+            let threads = threads.clone();
             let h = handler(move |ctx: JobContext| {
-                let d = d.clone();
+                let (d, threads) = (d.clone(), threads.clone());
                 async move {
-                    match tokio::task::spawn_blocking(move || Python::attach(|py| dispatch(py, &d, ctx)))
-                        .await
-                    {
-                        Ok(r) => r,
-                        Err(e) => Err(HandlerError::retryable(format!("handler thread failed: {e}"))),
+                    match threads.run(move |py| dispatch(py, &d, ctx)).await {
+                        Some(r) => r,
+                        None => Err(HandlerError::retryable("no Python handler thread could take the job")),
                     }
                 }
             });
@@ -145,7 +146,10 @@ impl NativeWorker {
                 let mut signal: Option<PyErr> = None;
                 loop {
                     tokio::select! {
-                        r = &mut run => return (r, signal),
+                        r = &mut run => {
+                            threads.close();
+                            return (r, signal);
+                        }
                         _ = tokio::time::sleep(Duration::from_millis(SIGNAL_CHECK_MS)), if signal.is_none() => {
                             if let Err(e) = Python::attach(|py| py.check_signals()) {
                                 signal = Some(e);

@@ -188,3 +188,28 @@ def test_cancel_stops_a_cooperative_task(queue: Queue) -> None:
             r.result(timeout=20)
     finally:
         w.stop()
+
+
+def test_sync_handlers_reuse_threads_and_an_overrun_does_not_block_the_next(queue: Queue) -> None:
+    release = threading.Event()
+    seen = set()
+
+    @queue.task(name="stuck", timeout=0.3, max_retries=0)
+    def stuck() -> None:
+        release.wait(30)
+
+    @queue.task(name="who")
+    def who() -> int:
+        seen.add(threading.get_ident())
+        return 1
+
+    s = stuck.delay()
+    try:
+        with queue.worker(concurrency=1):
+            with pytest.raises(JobFailed):
+                s.result(timeout=20)
+            results = [who.delay() for _ in range(30)]
+            assert [r.result(timeout=20) for r in results] == [1] * 30
+    finally:
+        release.set()
+    assert 1 <= len(seen) <= 2, f"30 sequential jobs ran on {len(seen)} threads"
