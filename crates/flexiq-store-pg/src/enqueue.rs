@@ -17,7 +17,8 @@ use crate::db::{i64_of, jid, uid, Conn};
 use crate::row::{code, status};
 use crate::store::PgStore;
 
-const FAST_INSERT: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2::text[])), \
+/// The inserts of a simple batch; the statement then selects refused (revoked) tasks.
+const FAST_INSERT_CTES: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2::text[])), \
     q AS (INSERT INTO {S}.queues (namespace, queue) SELECT $1, x FROM unnest($3::text[]) AS x \
           WHERE NOT EXISTS (SELECT 1 FROM rev) ON CONFLICT DO NOTHING), \
     ins AS (INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
@@ -27,8 +28,20 @@ const FAST_INSERT: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks WHERE
         FROM unnest($5::uuid[], $6::text[], $7::text[], $8::bytea[], $9::int4[], $10::int4[], $11::int8[], \
           $12::int8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::text[], $18::text[]) \
           AS u(id, queue, task, payload, priority, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws) \
-        WHERE NOT EXISTS (SELECT 1 FROM rev)) \
-    SELECT task FROM rev";
+        WHERE NOT EXISTS (SELECT 1 FROM rev))";
+
+/// The statement for a simple batch: refused tasks come back as rows. With `notify`, it also
+/// sends the work NOTIFY (`$19` channel, `$20` payload) when nothing was refused; that row
+/// has a NULL task.
+fn fast_insert_sql(notify: bool) -> String {
+    let mut sql = format!("{FAST_INSERT_CTES} SELECT task FROM rev");
+    if notify {
+        sql.push_str(
+            " UNION ALL SELECT NULL::text FROM (SELECT pg_notify($19, $20)) AS n WHERE NOT EXISTS (SELECT 1 FROM rev)",
+        );
+    }
+    sql
+}
 
 const FULL_INSERT: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
       backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
@@ -124,13 +137,19 @@ impl PgStore {
         let simple = req.max_pending.is_none()
             && req.jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty());
         let c = self.conn().await?;
-        let out = if simple { self.enqueue_fast(&c, req).await? } else { self.enqueue_full(&c, req).await? };
+        if simple {
+            let inline = self.shared.hub.try_inline();
+            return self.enqueue_fast(&c, req, inline.is_some()).await;
+        }
+        let out = self.enqueue_full(&c, req).await?;
         let created: Vec<Uuid> = out.iter().filter(|e| e.created).filter_map(|e| uid(&e.id).ok()).collect();
         self.shared.hub.publish(&self.ns, !created.is_empty(), &[]);
         Ok(out)
     }
 
-    async fn enqueue_fast(&self, c: &Conn, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+    /// Inserts a simple batch in one autocommitted statement; with `notify`, the statement
+    /// also sends the work NOTIFY, so other processes hear of the jobs at commit.
+    async fn enqueue_fast(&self, c: &Conn, req: EnqueueRequest, notify: bool) -> Result<Vec<Enqueued>> {
         let n = req.jobs.len();
         let mut cols = Cols::default();
         let mut out = Vec::with_capacity(n);
@@ -142,34 +161,39 @@ impl PgStore {
         let tasks: Vec<&String> = cols.task.iter().collect::<BTreeSet<_>>().into_iter().collect();
         let queues: Vec<&String> = cols.queue.iter().collect::<BTreeSet<_>>().into_iter().collect();
         let ns: &str = &self.ns;
-        let rows = c
-            .rows(
-                "enqueue",
-                &self.sql(FAST_INSERT),
-                &[
-                    &ns,
-                    &tasks,
-                    &queues,
-                    &req.now,
-                    &cols.id,
-                    &cols.queue,
-                    &cols.task,
-                    &cols.payload,
-                    &cols.priority,
-                    &cols.max_retries,
-                    &cols.bb,
-                    &cols.bm,
-                    &cols.run_at,
-                    &cols.timeout,
-                    &cols.metadata,
-                    &cols.grp,
-                    &cols.wr,
-                    &cols.ws,
-                ],
-            )
-            .await?;
-        if let Some(r) = rows.first() {
-            return Err(revoked_error(ns, r.get(0)));
+        let payload = self.shared.hub.work_payload(ns);
+        let channel = crate::notify::CHANNEL;
+        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+            &ns,
+            &tasks,
+            &queues,
+            &req.now,
+            &cols.id,
+            &cols.queue,
+            &cols.task,
+            &cols.payload,
+            &cols.priority,
+            &cols.max_retries,
+            &cols.bb,
+            &cols.bm,
+            &cols.run_at,
+            &cols.timeout,
+            &cols.metadata,
+            &cols.grp,
+            &cols.wr,
+            &cols.ws,
+        ];
+        if notify {
+            params.extend([&channel as &(dyn tokio_postgres::types::ToSql + Sync), &payload]);
+        }
+        let rows = c.rows("enqueue", &self.sql(&fast_insert_sql(notify)), &params).await?;
+        if let Some(task) = rows.iter().find_map(|r| r.get::<_, Option<String>>(0)) {
+            return Err(revoked_error(ns, &task));
+        }
+        if notify {
+            self.shared.hub.publish_notified(ns);
+        } else {
+            self.shared.hub.publish(ns, true, &[]);
         }
         Ok(out)
     }
