@@ -5,8 +5,8 @@
 //! transitive cancellation when one did not). Every status change in this crate ends here.
 
 use flexiq_core::id::new_row_id;
-use flexiq_core::transition::{transition, Event, Next};
-use flexiq_core::{JobStatus, Result};
+use flexiq_core::transition::{transition, Event, JobState, Next};
+use flexiq_core::{Backoff, JobStatus, Result};
 
 use crate::error::SqlResultExt;
 use crate::rows::{load_state, Loaded};
@@ -54,6 +54,65 @@ pub(crate) fn fire(
         }
         Err(_) => Ok(None),
     }
+}
+
+/// The write of plain claims: `?4` is a JSON array of rowids.
+pub(crate) const CLAIMS_UPDATE: &str =
+    "UPDATE jobs SET status = ?1, attempt = attempt + 1, started_at = ?2, \
+    heartbeat_at = ?2, worker_id = ?3 WHERE rowid IN (SELECT value FROM json_each(?4))";
+
+/// Writes claims decided by the state machine. Every claim that is the plain claim shape
+/// (running, attempt + 1, started now, nothing else) is written by one UPDATE over the rows'
+/// ids; anything else is applied one by one.
+pub(crate) fn apply_claims(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    claims: &[(Loaded, Next)],
+    now: i64,
+    worker_id: &str,
+) -> Result<()> {
+    let probe = JobState {
+        id: "claim-probe".into(),
+        status: JobStatus::Pending,
+        attempt: 0,
+        max_retries: 0,
+        started_at: None,
+        backoff: Backoff::default(),
+    };
+    let shape = transition(&probe, &Event::Claim, now).ok();
+    let mut rowids = String::from("[");
+    let mut plain = Vec::with_capacity(claims.len());
+    for (st, next) in claims {
+        let is_plain = shape.as_ref().is_some_and(|shape| {
+            let mut expect = shape.clone();
+            expect.attempt = st.attempt + 1;
+            *next == expect && next.started_at == Some(now) && !st.has_dependents
+        });
+        if is_plain {
+            if !plain.is_empty() {
+                rowids.push(',');
+            }
+            rowids.push_str(&st.rowid.to_string());
+            plain.push((st, next));
+        } else {
+            apply(ctx, ns, st, next, now, Extras { result: None, worker_id: Some(worker_id) })?;
+        }
+    }
+    rowids.push(']');
+    if plain.is_empty() {
+        return Ok(());
+    }
+    let running = JobStatus::Running.code();
+    ctx.conn.prepare_cached(CLAIMS_UPDATE).db()?.execute((running, now, worker_id, &rowids)).db()?;
+    for (st, next) in plain {
+        ctx.count_delta(ns, &st.queue, st.status, -1);
+        ctx.count_delta(ns, &st.queue, next.status, 1);
+        if st.status == JobStatus::Running {
+            ctx.wake_work();
+        }
+        ctx.job_changed(&st.id);
+    }
+    Ok(())
 }
 
 fn write_next(

@@ -7,7 +7,7 @@ use flexiq_core::transition::{transition, Event};
 use flexiq_core::{ClaimedJob, Error, Fence, Job, JobStatus, RateLimit, Result, TokenBucket, MAX_PAGE};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::apply::{apply, Extras};
+use crate::apply::apply_claims;
 use crate::error::SqlResultExt;
 use crate::rows::{fill_deps, job_from_row, Loaded, JOB_COLS};
 use crate::writer::WriteCtx;
@@ -173,6 +173,7 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
         }
     }
     let mut claimed = Vec::with_capacity(found.len());
+    let mut decided = Vec::with_capacity(found.len());
     for c in found {
         let mut job = c.job;
         let st = Loaded {
@@ -189,7 +190,6 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
             cancel_requested: job.cancel_requested,
         };
         let Ok(next) = transition(&st.job_state(), &Event::Claim, now) else { continue };
-        apply(ctx, ns, &st, &next, now, Extras { result: None, worker_id: Some(&req.worker_id) })?;
         job.status = next.status;
         job.attempt = next.attempt;
         job.started_at = next.started_at;
@@ -197,7 +197,9 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
         job.worker_id = Some(req.worker_id.clone());
         let fence = Fence { attempt: next.attempt, started_at: now };
         claimed.push((ClaimedJob { job, fence }, c.has_deps));
+        decided.push((st, next));
     }
+    apply_claims(ctx, ns, &decided, now, &req.worker_id)?;
     let (jobs, flags): (Vec<_>, Vec<_>) = claimed.into_iter().map(|(c, d)| ((c.job, d), c.fence)).unzip();
     let jobs = fill_deps(conn, jobs)?;
     Ok(jobs.into_iter().zip(flags).map(|(job, fence)| ClaimedJob { job, fence }).collect())

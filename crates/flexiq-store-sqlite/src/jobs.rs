@@ -7,7 +7,7 @@ use rusqlite::Connection;
 
 use crate::apply::{fire, Extras};
 use crate::error::SqlResultExt;
-use crate::rows::{job_exists, load_job, load_state, loaded_from_row, Loaded, STATE_COLS};
+use crate::rows::{job_exists, load_job, load_state, load_states, loaded_from_row, Loaded, STATE_COLS};
 use crate::writer::WriteCtx;
 use crate::{claim, enqueue, wait, SqliteStore};
 
@@ -15,10 +15,19 @@ fn fenced(st: &Loaded, fence: Fence) -> bool {
     st.status == JobStatus::Running && st.attempt == fence.attempt && st.started_at == Some(fence.started_at)
 }
 
+/// Applies acks in order. A batch naming each job once loads every state with one statement
+/// (an ack cannot change the state of another running job, so none goes stale); a batch
+/// that names a job twice loads each state just before its ack, so the second sees the first.
 fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
     let mut out = Vec::with_capacity(acks.len());
+    let ids: Vec<&str> = acks.iter().map(|a| a.job_id.as_str()).collect();
+    let distinct = ids.iter().collect::<std::collections::HashSet<_>>().len() == ids.len();
+    let mut loaded = if distinct && acks.len() > 1 { Some(load_states(ctx.conn, ns, &ids)?) } else { None };
     for ack in acks {
-        let st = load_state(ctx.conn, ns, ack.job_id.as_str())?;
+        let st = match loaded.as_mut() {
+            Some(m) => m.remove(ack.job_id.as_str()),
+            None => load_state(ctx.conn, ns, ack.job_id.as_str())?,
+        };
         out.push(ack_one(ctx, ns, st, ack, now)?);
     }
     Ok(out)

@@ -1,5 +1,6 @@
 //! The SQL of the hot and listing queries, exposed so tests can check their query plans
-//! (`EXPLAIN QUERY PLAN`): index seeks, no full scans, no temporary b-trees for ordering.
+//! (`EXPLAIN QUERY PLAN`): index seeks, no full scans (only of an id list passed as JSON), no
+//! temporary b-trees for ordering.
 
 use flexiq_core::cursor::Cursor;
 use flexiq_core::{JobFilter, JobStatus};
@@ -27,6 +28,8 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("claim", crate::claim::claim_sql(false)),
         q("claim skipping revoked tasks", crate::claim::claim_sql(true)),
         q("ack lookup", crate::rows::state_sql()),
+        q("ack lookup of a batch", crate::rows::states_sql()),
+        q("write of plain claims", crate::apply::CLAIMS_UPDATE),
         q("release stale sweep", crate::jobs::sweep_sql("heartbeat_at")),
         q("expire runaway sweep", crate::jobs::sweep_sql("started_at")),
         q("archive sweep", crate::maintenance::ARCHIVE_SWEEP),
