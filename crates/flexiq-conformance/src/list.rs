@@ -98,6 +98,7 @@ macro_rules! for_each_case {
             revoke::revoke_list_sorted_and_deduplicated,
             revoke::revoke_is_per_namespace,
             ack::ack_complete_stores_result,
+            ack::ack_mixed_batch_keeps_each_outcome,
             ack::ack_fail_retries_with_backoff,
             ack::ack_fail_appends_job_errors,
             ack::ack_exhausted_retries_dead_letter,

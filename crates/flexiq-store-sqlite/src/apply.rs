@@ -115,6 +115,64 @@ pub(crate) fn apply_claims(
     Ok(())
 }
 
+/// The write of plain completions: `?3` is a JSON array of `[rowid, result hex or null]`.
+pub(crate) const COMPLETIONS_UPDATE: &str =
+    "UPDATE jobs SET status = ?1, finished_at = ?2, heartbeat_at = NULL, \
+    worker_id = NULL, result = COALESCE(unhex(k.value ->> 1), jobs.result) \
+    FROM json_each(?3) AS k WHERE jobs.rowid = k.value ->> 0";
+
+/// Whether `next` is the plain completion of `st`: completed, same attempt, finished now, lease
+/// cleared, a success metric, and nothing else (no dependents to release).
+pub(crate) fn is_plain_completion(st: &Loaded, next: &Next, now: i64) -> bool {
+    next.status == JobStatus::Completed
+        && next.attempt == st.attempt
+        && next.finished_at == Some(now)
+        && next.clear_lease
+        && next.metric == Some(true)
+        && next.run_at.is_none()
+        && next.started_at.is_none()
+        && next.last_error.is_none()
+        && next.error_record.is_none()
+        && !next.dead_letter
+        && !next.cancel_dependents
+        && !next.clear_cancel_request
+        && !st.has_dependents
+}
+
+/// Writes plain completions (see [`is_plain_completion`]) with one UPDATE, and their
+/// counters, metric rows and wake-ups.
+pub(crate) fn apply_completions(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    done: &[(Loaded, Next, Option<Vec<u8>>)],
+    now: i64,
+) -> Result<()> {
+    let Some(first) = done.first() else { return Ok(()) };
+    let rows: Vec<serde_json::Value> = done
+        .iter()
+        .map(|(st, _, result)| serde_json::json!([st.rowid, result.as_ref().map(hex::encode)]))
+        .collect();
+    let list = serde_json::Value::Array(rows).to_string();
+    ctx.conn.prepare_cached(COMPLETIONS_UPDATE).db()?.execute((first.1.status.code(), now, &list)).db()?;
+    for (st, next, _) in done {
+        ctx.count_delta(ns, &st.queue, st.status, -1);
+        ctx.count_delta(ns, &st.queue, next.status, 1);
+        ctx.record_metric(MetricInsert {
+            ns: ns.to_string(),
+            job_id: st.id.clone(),
+            task: st.task.clone(),
+            queue: st.queue.clone(),
+            attempt: st.attempt,
+            success: true,
+            duration_ms: st.started_at.map(|s| (now - s).max(0)).unwrap_or(0),
+            recorded_at: now,
+        });
+        ctx.wake_work();
+        ctx.job_changed(&st.id);
+    }
+    Ok(())
+}
+
 fn write_next(
     ctx: &mut WriteCtx<'_>,
     ns: &str,

@@ -1,11 +1,11 @@
 //! [`JobStore`]: enqueue, claim, fenced acks, leases, cancellation and lookups.
 
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
-use flexiq_core::transition::Event;
+use flexiq_core::transition::{transition, Event};
 use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
 use rusqlite::Connection;
 
-use crate::apply::{fire, Extras};
+use crate::apply::{apply_completions, fire, is_plain_completion, Extras};
 use crate::error::SqlResultExt;
 use crate::rows::{job_exists, load_job, load_state, load_states, loaded_from_row, Loaded, STATE_COLS};
 use crate::writer::WriteCtx;
@@ -16,20 +16,37 @@ fn fenced(st: &Loaded, fence: Fence) -> bool {
 }
 
 /// Applies acks in order. A batch naming each job once loads every state with one statement
-/// (an ack cannot change the state of another running job, so none goes stale); a batch
-/// that names a job twice loads each state just before its ack, so the second sees the first.
+/// (an ack cannot change the state of another running job, so none goes stale) and writes its
+/// plain completions with one more; a batch that names a job twice loads each state just
+/// before its ack, so the second sees the first.
 fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
     let mut out = Vec::with_capacity(acks.len());
     let ids: Vec<&str> = acks.iter().map(|a| a.job_id.as_str()).collect();
     let distinct = ids.iter().collect::<std::collections::HashSet<_>>().len() == ids.len();
-    let mut loaded = if distinct && acks.len() > 1 { Some(load_states(ctx.conn, ns, &ids)?) } else { None };
+    if !(distinct && acks.len() > 1) {
+        for ack in acks {
+            let st = load_state(ctx.conn, ns, ack.job_id.as_str())?;
+            out.push(ack_one(ctx, ns, st, ack, now)?);
+        }
+        return Ok(out);
+    }
+    let mut loaded = load_states(ctx.conn, ns, &ids)?;
+    let mut plain = Vec::new();
     for ack in acks {
-        let st = match loaded.as_mut() {
-            Some(m) => m.remove(ack.job_id.as_str()),
-            None => load_state(ctx.conn, ns, ack.job_id.as_str())?,
-        };
+        let st = loaded.remove(ack.job_id.as_str());
+        // Plain completions are gathered and written together; the rest go one by one.
+        if let (Some(st), AckKind::Complete { result }) = (&st, &ack.kind) {
+            if let Ok(next) = transition(&st.job_state(), &Event::Complete { fence: ack.fence }, now) {
+                if is_plain_completion(st, &next, now) {
+                    plain.push((st.clone(), next, result.clone()));
+                    out.push(AckOutcome::Acknowledged);
+                    continue;
+                }
+            }
+        }
         out.push(ack_one(ctx, ns, st, ack, now)?);
     }
+    apply_completions(ctx, ns, &plain, now)?;
     Ok(out)
 }
 

@@ -30,6 +30,7 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("ack lookup", crate::rows::state_sql()),
         q("ack lookup of a batch", crate::rows::states_sql()),
         q("write of plain claims", crate::apply::CLAIMS_UPDATE),
+        q("write of plain completions", crate::apply::COMPLETIONS_UPDATE),
         q("release stale sweep", crate::jobs::sweep_sql("heartbeat_at")),
         q("expire runaway sweep", crate::jobs::sweep_sql("started_at")),
         q("archive sweep", crate::maintenance::ARCHIVE_SWEEP),

@@ -1,10 +1,10 @@
 //! Acks: what complete, fail, suspend and defer do to a job, its retry budget, its error
 //! history and the dead-letter queue.
 
-use flexiq_core::store::AckKind;
-use flexiq_core::{AckOutcome, Backoff, EnqueueOptions, JobStatus};
+use flexiq_core::store::{Ack, AckKind};
+use flexiq_core::{AckOutcome, Backoff, EnqueueOptions, Fence, JobStatus};
 
-use crate::fixtures::{ack, at, complete, fail, fragile, get, job, job_with, now, open, start, take};
+use crate::fixtures::{ack, at, complete, fail, fragile, get, job, job_with, now, open, put, start, take};
 use crate::Harness;
 
 /// Complete stores the result, stamps `finished_at` and makes the job terminal.
@@ -17,6 +17,53 @@ pub async fn ack_complete_stores_result(h: &dyn Harness) {
     assert_eq!(j.result.as_deref(), Some(&[1u8, 2, 0, 255][..]));
     assert_eq!(j.finished_at, Some(at(7)));
     assert!(take(&*s, 10, at(8)).await.is_empty());
+}
+
+/// One ack batch mixing completions (with and without results), a failure and a stale fence:
+/// each job gets its own outcome and result, and the counters and metrics see every one.
+pub async fn ack_mixed_batch_keeps_each_outcome(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    for i in 0..4 {
+        put(&*s, job("t", &format!("{{\"i\":{i}}}")), now()).await;
+    }
+    let claimed = take(&*s, 4, now()).await;
+    assert_eq!(claimed.len(), 4);
+    let stale = Fence { attempt: claimed[3].fence.attempt + 1, started_at: claimed[3].fence.started_at };
+    let mk =
+        |i: usize, kind: AckKind| Ack { job_id: claimed[i].job.id.clone(), fence: claimed[i].fence, kind };
+    let acks = vec![
+        mk(0, AckKind::Complete { result: Some(vec![0, 255, 7]) }),
+        mk(1, AckKind::Complete { result: None }),
+        mk(2, AckKind::Fail { error: "boom".into(), retryable: false }),
+        Ack {
+            job_id: claimed[3].job.id.clone(),
+            fence: stale,
+            kind: AckKind::Complete { result: Some(vec![1]) },
+        },
+    ];
+    let out = s.ack(acks, at(5)).await.unwrap();
+    assert_eq!(
+        out,
+        vec![
+            AckOutcome::Acknowledged,
+            AckOutcome::Acknowledged,
+            AckOutcome::Acknowledged,
+            AckOutcome::Superseded
+        ]
+    );
+    let j0 = get(&*s, &claimed[0].job.id).await;
+    assert_eq!(
+        (j0.status, j0.result.as_deref(), j0.finished_at),
+        (JobStatus::Completed, Some(&[0u8, 255, 7][..]), Some(at(5)))
+    );
+    assert_eq!(j0.worker_id, None);
+    let j1 = get(&*s, &claimed[1].job.id).await;
+    assert_eq!((j1.status, j1.result.as_deref()), (JobStatus::Completed, None));
+    assert_ne!(get(&*s, &claimed[2].job.id).await.status, JobStatus::Completed);
+    let j3 = get(&*s, &claimed[3].job.id).await;
+    assert_eq!((j3.status, j3.result.as_deref()), (JobStatus::Running, None));
+    let stats = s.stats(None).await.unwrap();
+    assert_eq!((stats.completed, stats.running), (2, 1));
 }
 
 /// A retryable failure with budget left goes back to pending at the backoff time.
