@@ -61,7 +61,8 @@ impl WorkerOptions {
         }
         c.worker_id = self.worker_id;
         if let Some(n) = self.prefetch {
-            c.prefetch = args::int("prefetch", n, 0, i64::from(flexiq_runtime::MAX_CONCURRENCY))? as u32;
+            c.prefetch =
+                Some(args::int("prefetch", n, 0, i64::from(flexiq_runtime::MAX_CONCURRENCY))? as u32);
         }
         if self.maintenance == Some(false) {
             c.maintenance = None;

@@ -91,7 +91,7 @@ impl NativeWorker {
         };
         if let Some(p) = prefetch {
             config.prefetch =
-                u32::try_from(p).map_err(|_| invalid(format!("prefetch {p} must be 0 or more")))?;
+                Some(u32::try_from(p).map_err(|_| invalid(format!("prefetch {p} must be 0 or more")))?);
         }
         if !maintenance {
             config.maintenance = None;

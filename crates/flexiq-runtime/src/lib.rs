@@ -28,7 +28,7 @@ pub use queue::{EnqueueItem, PartialStream, Queue};
 pub use url::StoreUrl;
 pub use worker::{
     handler, CancelReason, Handler, HandlerError, HandlerFuture, HandlerResult, JobContext, TaskOptions,
-    Worker, WorkerConfig, WorkerCounters, WorkerHandle, MAX_CONCURRENCY,
+    Worker, WorkerConfig, WorkerCounters, WorkerHandle, MAX_CONCURRENCY, PREFETCH_PER_SLOT,
 };
 
 /// The engine's model and store traits, re-exported.

@@ -21,8 +21,10 @@ pub struct WorkerConfig {
     /// Queues to take jobs from; empty means every queue of the namespace.
     pub queues: Vec<String>,
     /// Jobs claimed beyond the free slots and held locally, so a freed slot starts its next
-    /// job without a round trip (default 4). They are leased like running jobs.
-    pub prefetch: u32,
+    /// job without a round trip, and claims come in batches (`None`, the default: four per
+    /// slot, at most 10,000). They are leased like running jobs, and given back unstarted on
+    /// shutdown.
+    pub prefetch: Option<u32>,
     /// How often leases of running jobs are renewed, in one batched heartbeat that also
     /// delivers cancel requests (default 5 s). Must be under half the lease
     /// (`maintenance.rescue.stale_after`).
@@ -49,7 +51,7 @@ impl Default for WorkerConfig {
             worker_id: None,
             concurrency: 8,
             queues: Vec::new(),
-            prefetch: 4,
+            prefetch: None,
             heartbeat_interval: Duration::from_secs(5),
             poll_interval: Duration::from_secs(1),
             shutdown_timeout: Duration::from_secs(30),
@@ -57,6 +59,18 @@ impl Default for WorkerConfig {
             ack_batch_max: 512,
             maintenance: Some(MaintenanceConfig::default()),
         }
+    }
+}
+
+/// Prefetch per slot when none is configured (as Celery's default prefetch multiplier): enough
+/// that handlers keep running while the next claim commits.
+pub const PREFETCH_PER_SLOT: u32 = 4;
+
+impl WorkerConfig {
+    /// The prefetch in effect: the configured one, or [`PREFETCH_PER_SLOT`] per slot.
+    pub fn effective_prefetch(&self) -> u32 {
+        self.prefetch
+            .unwrap_or_else(|| self.concurrency.saturating_mul(PREFETCH_PER_SLOT).min(MAX_CONCURRENCY))
     }
 }
 
@@ -82,8 +96,8 @@ impl WorkerConfig {
                 self.concurrency
             )));
         }
-        if self.prefetch > MAX_CONCURRENCY {
-            return Err(Error::invalid(format!("prefetch {} is over {MAX_CONCURRENCY}", self.prefetch)));
+        if let Some(p) = self.prefetch.filter(|p| *p > MAX_CONCURRENCY) {
+            return Err(Error::invalid(format!("prefetch {p} is over {MAX_CONCURRENCY}")));
         }
         for q in &self.queues {
             validate_name("queue name", q)?;
@@ -142,6 +156,16 @@ impl TaskOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefetch_defaults_to_four_per_slot_and_can_be_set() {
+        assert_eq!(WorkerConfig::default().effective_prefetch(), 8 * PREFETCH_PER_SLOT);
+        let c = |concurrency, prefetch| WorkerConfig { concurrency, prefetch, ..Default::default() };
+        assert_eq!(c(1, None).effective_prefetch(), PREFETCH_PER_SLOT);
+        assert_eq!(c(MAX_CONCURRENCY, None).effective_prefetch(), MAX_CONCURRENCY);
+        assert_eq!(c(8, Some(0)).effective_prefetch(), 0);
+        assert!(c(8, Some(MAX_CONCURRENCY + 1)).validate().unwrap_err().to_string().contains("prefetch"));
+    }
 
     #[test]
     fn defaults_validate_and_bad_fields_are_named() {

@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::queue::Queue;
 
-pub use config::{TaskOptions, WorkerConfig, MAX_CONCURRENCY};
+pub use config::{TaskOptions, WorkerConfig, MAX_CONCURRENCY, PREFETCH_PER_SLOT};
 pub use context::{CancelReason, JobContext};
 pub use counters::WorkerCounters;
 pub use handler::{handler, Handler, HandlerError, HandlerFuture, HandlerResult};

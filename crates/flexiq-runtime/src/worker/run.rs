@@ -102,7 +102,7 @@ impl Dispatcher {
 
     fn free(&self) -> u32 {
         let cfg = &self.shared.config;
-        (cfg.concurrency + cfg.prefetch).saturating_sub(self.inflight + self.buffer.len() as u32)
+        (cfg.concurrency + cfg.effective_prefetch()).saturating_sub(self.inflight + self.buffer.len() as u32)
     }
 
     fn finished(&mut self, first: Option<()>) {
@@ -143,7 +143,7 @@ impl Dispatcher {
     async fn dispatch(&mut self, shutdown: &CancellationToken) {
         let cfg = self.shared.config.clone();
         let poll_ms = u64::try_from(cfg.poll_interval.as_millis()).unwrap_or(u64::MAX);
-        let low_water = (cfg.prefetch / 2) as usize;
+        let low_water = (cfg.effective_prefetch() / 2) as usize;
         let mut maybe_more = true;
         loop {
             self.start_buffered();

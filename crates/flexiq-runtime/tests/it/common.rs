@@ -51,7 +51,7 @@ pub(crate) fn manual(q: &Queue) -> (Queue, ManualClock) {
 pub(crate) fn fast_config() -> WorkerConfig {
     WorkerConfig {
         concurrency: 4,
-        prefetch: 2,
+        prefetch: Some(2),
         heartbeat_interval: Duration::from_millis(50),
         poll_interval: Duration::from_millis(50),
         shutdown_timeout: Duration::from_secs(5),

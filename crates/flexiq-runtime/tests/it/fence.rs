@@ -18,7 +18,7 @@ async fn a_lost_lease_is_superseded_and_the_newer_result_stands() {
 
     // One slot and no prefetch: the first worker cannot re-claim the job itself.
     let config =
-        WorkerConfig { worker_id: Some("first".into()), concurrency: 1, prefetch: 0, ..quiet_config() };
+        WorkerConfig { worker_id: Some("first".into()), concurrency: 1, prefetch: Some(0), ..quiet_config() };
     let mut first = Worker::new(q.clone(), config).unwrap();
     let (gate, saw) = (release_first.clone(), first_saw.clone());
     first

@@ -22,7 +22,7 @@ fn crash_config(id: &str) -> WorkerConfig {
     WorkerConfig {
         worker_id: Some(id.into()),
         concurrency: 4,
-        prefetch: 2,
+        prefetch: Some(2),
         heartbeat_interval: Duration::from_millis(100),
         poll_interval: Duration::from_millis(50),
         shutdown_timeout: Duration::from_secs(5),

@@ -225,7 +225,7 @@ async fn registration_and_config_errors_are_typed() {
 #[tokio::test]
 async fn graceful_shutdown_finishes_running_work_and_returns_the_rest() {
     let q = open().await;
-    let config = WorkerConfig { concurrency: 2, prefetch: 4, ..quiet_config() };
+    let config = WorkerConfig { concurrency: 2, prefetch: Some(4), ..quiet_config() };
     let mut w = Worker::new(q.queue.clone(), config).unwrap();
     w.register("nap", |_| async {
         tokio::time::sleep(Duration::from_millis(100)).await;
