@@ -62,8 +62,8 @@ impl Default for WorkerConfig {
     }
 }
 
-/// Prefetch per slot when none is configured (as Celery's default prefetch multiplier): enough
-/// that handlers keep running while the next claim commits.
+/// Prefetch per slot when none is configured (as Celery's default prefetch multiplier): claims
+/// then come in batches large enough that one commit serves many jobs.
 pub const PREFETCH_PER_SLOT: u32 = 4;
 
 impl WorkerConfig {
