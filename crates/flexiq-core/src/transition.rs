@@ -31,6 +31,22 @@ pub struct JobState {
     pub backoff: Backoff,
 }
 
+impl JobState {
+    /// A job with no history in `status` after `attempt` attempts, for asking the state
+    /// machine what an event writes in general (stores that write a common transition for many
+    /// jobs in one statement check its shape this way).
+    pub fn probe(status: JobStatus, attempt: u32) -> JobState {
+        JobState {
+            id: "probe".into(),
+            status,
+            attempt,
+            max_retries: 0,
+            started_at: None,
+            backoff: Backoff::default(),
+        }
+    }
+}
+
 impl From<&Job> for JobState {
     fn from(j: &Job) -> Self {
         JobState {

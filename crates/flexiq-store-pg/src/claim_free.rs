@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use flexiq_core::store::ClaimRequest;
 use flexiq_core::transition::{transition, Event, JobState};
-use flexiq_core::{Backoff, ClaimedJob, Error, Fence, JobStatus, Result};
+use flexiq_core::{ClaimedJob, Error, Fence, JobStatus, Result};
 use tokio_postgres::types::ToSql;
 
 use crate::db::Conn;
@@ -68,15 +68,8 @@ fn free_claim_sql() -> String {
 
 /// What the state machine says a claim writes, as (status code, attempt step).
 fn claim_effect(now: i64) -> Result<(i16, i32)> {
-    let probe = JobState {
-        id: "claim-probe".into(),
-        status: JobStatus::Pending,
-        attempt: 0,
-        max_retries: 0,
-        started_at: None,
-        backoff: Backoff::default(),
-    };
-    let n = transition(&probe, &Event::Claim, now).map_err(|e| e.into_error("claim-probe"))?;
+    let probe = JobState::probe(JobStatus::Pending, 0);
+    let n = transition(&probe, &Event::Claim, now).map_err(|e| e.into_error(&probe.id))?;
     if n.started_at != Some(now) || n.finished_at.is_some() || n.run_at.is_some() || n.clear_lease {
         return Err(Error::backend(format!("claim transition {n:?} cannot be written in one statement")));
     }

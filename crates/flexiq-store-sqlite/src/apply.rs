@@ -6,7 +6,7 @@
 
 use flexiq_core::id::new_row_id;
 use flexiq_core::transition::{transition, Event, JobState, Next};
-use flexiq_core::{Backoff, JobStatus, Result};
+use flexiq_core::{JobStatus, Result};
 
 use crate::error::SqlResultExt;
 use crate::rows::{load_state, Loaded};
@@ -71,15 +71,7 @@ pub(crate) fn apply_claims(
     now: i64,
     worker_id: &str,
 ) -> Result<()> {
-    let probe = JobState {
-        id: "claim-probe".into(),
-        status: JobStatus::Pending,
-        attempt: 0,
-        max_retries: 0,
-        started_at: None,
-        backoff: Backoff::default(),
-    };
-    let shape = transition(&probe, &Event::Claim, now).ok();
+    let shape = transition(&JobState::probe(JobStatus::Pending, 0), &Event::Claim, now).ok();
     let mut rowids = String::from("[");
     let mut plain = Vec::with_capacity(claims.len());
     for (st, next) in claims {
@@ -157,16 +149,7 @@ pub(crate) fn apply_completions(
     for (st, next, _) in done {
         ctx.count_delta(ns, &st.queue, st.status, -1);
         ctx.count_delta(ns, &st.queue, next.status, 1);
-        ctx.record_metric(MetricInsert {
-            ns: ns.to_string(),
-            job_id: st.id.clone(),
-            task: st.task.clone(),
-            queue: st.queue.clone(),
-            attempt: st.attempt,
-            success: true,
-            duration_ms: st.started_at.map(|s| (now - s).max(0)).unwrap_or(0),
-            recorded_at: now,
-        });
+        ctx.record_metric(MetricInsert::ended(ns, st, true, now));
         ctx.wake_work();
         ctx.job_changed(&st.id);
     }
@@ -222,16 +205,7 @@ fn write_next(
         .db()?;
     }
     if let Some(success) = next.metric {
-        ctx.record_metric(MetricInsert {
-            ns: ns.to_string(),
-            job_id: st.id.clone(),
-            task: st.task.clone(),
-            queue: st.queue.clone(),
-            attempt: st.attempt,
-            success,
-            duration_ms: st.started_at.map(|s| (now - s).max(0)).unwrap_or(0),
-            recorded_at: now,
-        });
+        ctx.record_metric(MetricInsert::ended(ns, st, success, now));
     }
     if next.dead_letter {
         conn.prepare_cached(

@@ -40,6 +40,22 @@ pub(crate) struct MetricInsert {
     pub(crate) recorded_at: i64,
 }
 
+impl MetricInsert {
+    /// The metric row of the attempt of `st` that ended at `now`.
+    pub(crate) fn ended(ns: &str, st: &crate::rows::Loaded, success: bool, now: i64) -> MetricInsert {
+        MetricInsert {
+            ns: ns.to_string(),
+            job_id: st.id.clone(),
+            task: st.task.clone(),
+            queue: st.queue.clone(),
+            attempt: st.attempt,
+            success,
+            duration_ms: st.started_at.map(|s| (now - s).max(0)).unwrap_or(0),
+            recorded_at: now,
+        }
+    }
+}
+
 /// Metric rows per multi-row INSERT.
 const METRICS_PER_INSERT: usize = 32;
 
