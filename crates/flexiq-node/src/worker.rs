@@ -33,7 +33,7 @@ pub struct WorkerOptions {
     pub queues: Option<Vec<String>>,
     /// The id stamped on claimed jobs (default: host, pid and a random suffix).
     pub worker_id: Option<String>,
-    /// Jobs claimed beyond the free slots and held locally (default 4).
+    /// Jobs claimed beyond the free slots and held locally (default: four per slot).
     pub prefetch: Option<f64>,
     /// Lease window (s): a job whose heartbeat is older is given back to another worker
     /// (default 30 s). Heartbeats go out every third of it.
