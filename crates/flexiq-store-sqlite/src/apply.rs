@@ -99,9 +99,6 @@ pub(crate) fn apply_claims(
     for (st, next) in plain {
         ctx.count_delta(ns, &st.queue, st.status, -1);
         ctx.count_delta(ns, &st.queue, next.status, 1);
-        if st.status == JobStatus::Running {
-            ctx.wake_work();
-        }
         ctx.job_changed(&st.id);
     }
     Ok(())

@@ -32,19 +32,23 @@ fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result
     }
     let mut loaded = load_states(ctx.conn, ns, &ids)?;
     let mut plain = Vec::new();
-    for ack in acks {
-        let st = loaded.remove(ack.job_id.as_str());
+    for Ack { job_id, fence, kind } in acks {
+        let st = loaded.remove(job_id.as_str());
         // Plain completions are gathered and written together; the rest go one by one.
-        if let (Some(st), AckKind::Complete { result }) = (&st, &ack.kind) {
-            if let Ok(next) = transition(&st.job_state(), &Event::Complete { fence: ack.fence }, now) {
-                if is_plain_completion(st, &next, now) {
-                    plain.push((st.clone(), next, result.clone()));
-                    out.push(AckOutcome::Acknowledged);
-                    continue;
+        let (st, kind) = match (st, kind) {
+            (Some(st), AckKind::Complete { result }) => {
+                match transition(&st.job_state(), &Event::Complete { fence }, now) {
+                    Ok(next) if is_plain_completion(&st, &next, now) => {
+                        plain.push((st, next, result));
+                        out.push(AckOutcome::Acknowledged);
+                        continue;
+                    }
+                    _ => (Some(st), AckKind::Complete { result }),
                 }
             }
-        }
-        out.push(ack_one(ctx, ns, st, ack, now)?);
+            other => other,
+        };
+        out.push(ack_one(ctx, ns, st, Ack { job_id, fence, kind }, now)?);
     }
     apply_completions(ctx, ns, &plain, now)?;
     Ok(out)

@@ -72,9 +72,7 @@ impl WorkerConfig {
         self.prefetch
             .unwrap_or_else(|| self.concurrency.saturating_mul(PREFETCH_PER_SLOT).min(MAX_CONCURRENCY))
     }
-}
 
-impl WorkerConfig {
     /// Sets the lease window (the cleaner releases jobs whose heartbeat is older) and a
     /// heartbeat of a third of it.
     pub fn with_lease(mut self, lease: Duration) -> Self {
