@@ -14,10 +14,10 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::error::SqlResultExt;
 
 /// The migrations, in order: (version, SQL).
-const MIGRATIONS: &[(u32, &str)] = &[(1, V1)];
+const MIGRATIONS: &[(u32, &str)] = &[(1, V1), (2, V2)];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 1;
+pub(crate) const LATEST: u32 = 2;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -239,6 +239,15 @@ CREATE TABLE wake (
 INSERT INTO wake (id, gen) VALUES (1, 0);
 "#;
 
+/// The wake generation moves from a table of its own into a `queue_counts` row. Every commit
+/// that makes work claimable also changes a counter, and the counters of a file with few
+/// queues share one page, so the bump no longer dirties (and writes to the WAL) a page of its
+/// own. The row's empty namespace can never be a real one.
+const V2: &str = r#"
+INSERT INTO queue_counts (ns, queue, status, n) SELECT '', '', 255, gen FROM wake WHERE id = 1;
+DROP TABLE wake;
+"#;
+
 /// The recorded (version, contract floor), or `None` on a file without flexiq's schema.
 pub(crate) fn read_meta(conn: &Connection) -> Result<Option<(u32, u32)>> {
     let exists: bool = conn
@@ -330,13 +339,34 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
         conn.execute("UPDATE schema_meta SET contract_floor = 99", []).unwrap();
         assert_eq!(migrate(&conn).unwrap_err().code(), "CONTRACT_TOO_OLD");
         assert_eq!(verify(&conn, Path::new("x.db"), false).unwrap_err().code(), "CONTRACT_TOO_OLD");
+    }
+
+    #[test]
+    fn a_version_1_file_migrates_forward_keeping_its_wake_generation() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL,
+                contract_floor INTEGER NOT NULL);
+             INSERT INTO schema_meta VALUES (1, 1, 1);
+             UPDATE wake SET gen = 41 WHERE id = 1;",
+        )
+        .unwrap();
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2]);
+        assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
+        let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
+        assert_eq!(gen, 41);
+        let wake_table: bool = conn
+            .query_row("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'wake')", [], |r| r.get(0))
+            .unwrap();
+        assert!(!wake_table);
     }
 
     #[test]

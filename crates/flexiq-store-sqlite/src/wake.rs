@@ -3,8 +3,9 @@
 //! In-process, the writer bumps a generation counter after any commit that may have made work
 //! claimable, and notifies watchers of the jobs it changed. Across processes, one background
 //! thread per open file polls `PRAGMA data_version` on its own connection every
-//! [`POLL_INTERVAL`]; when another connection committed, it reads the `wake` row that writers
-//! bump in the same transaction as work-making changes, and bumps the generation if the change
+//! [`POLL_INTERVAL`]; when another connection committed, it reads the wake generation that
+//! writers bump in the same transaction as work-making changes (a `queue_counts` row, so the
+//! bump shares the page the commit's counter changes already write), and bumps the generation if the change
 //! was not this process's own. Job watchers are woken on any foreign commit (they re-check).
 
 use std::collections::HashMap;
@@ -13,11 +14,30 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use rusqlite::Connection;
+use flexiq_core::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
 use tokio::sync::{watch, Notify};
+
+use crate::error::SqlResultExt;
 
 /// How often the watcher thread checks `PRAGMA data_version` (ms).
 pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(2);
+
+/// Reads the wake generation.
+pub(crate) const READ_GEN: &str = "SELECT n FROM queue_counts WHERE ns = '' AND queue = '' AND status = 255";
+
+const BUMP_GEN: &str =
+    "UPDATE queue_counts SET n = n + 1 WHERE ns = '' AND queue = '' AND status = 255 RETURNING n";
+
+/// Bumps the wake generation inside the writer's transaction and returns the new value; a
+/// file whose schema predates the row is a `Conflict` asking for `migrate()`.
+pub(crate) fn bump_gen(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached(BUMP_GEN).db()?.query_row([], |r| r.get(0)).optional().db()?.ok_or_else(|| {
+        Error::Conflict(
+            "the flexiq schema is out of date (no wake generation row): run migrate() first".into(),
+        )
+    })
+}
 
 /// Shared wake-up state of one open file.
 pub(crate) struct Hub {
@@ -45,7 +65,7 @@ impl Hub {
         self.work.send_modify(|g| *g = g.wrapping_add(1));
     }
 
-    /// Records the `wake` generation this process's writer just committed.
+    /// Records the wake generation this process's writer just committed.
     pub(crate) fn set_own_gen(&self, gen: i64) {
         self.own_gen.store(gen, Ordering::Release);
     }
@@ -115,7 +135,7 @@ pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<
         let read =
             |sql: &str| -> Option<i64> { conn.prepare_cached(sql).ok()?.query_row([], |r| r.get(0)).ok() };
         let mut version = read("PRAGMA data_version");
-        let mut gen = read("SELECT gen FROM wake WHERE id = 1");
+        let mut gen = read(READ_GEN);
         while !hub.stop.load(Ordering::Acquire) {
             thread::sleep(POLL_INTERVAL);
             let v = read("PRAGMA data_version");
@@ -123,7 +143,7 @@ pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<
                 continue;
             }
             version = v;
-            let g = read("SELECT gen FROM wake WHERE id = 1");
+            let g = read(READ_GEN);
             if g != gen {
                 gen = g;
                 if g != Some(hub.own_gen.load(Ordering::Acquire)) {

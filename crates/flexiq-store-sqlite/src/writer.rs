@@ -319,12 +319,7 @@ fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<O
         ctx.flush()?;
         let mut gen = None;
         if ctx.batch.wake {
-            gen = Some(
-                conn.prepare_cached("UPDATE wake SET gen = gen + 1 WHERE id = 1 RETURNING gen")
-                    .db()?
-                    .query_row([], |r| r.get::<_, i64>(0))
-                    .db()?,
-            );
+            gen = Some(crate::wake::bump_gen(conn)?);
         }
         exec(conn, "COMMIT")?;
         Ok(gen)
