@@ -17,11 +17,25 @@ use crate::db::{i64_of, jid, uid};
 use crate::row::{loaded, state_cols, Loaded};
 use crate::store::PgStore;
 
+/// Locks jobs by id alone, returning their namespace after the state columns: the primary
+/// key is then the only index that can serve the statement, whatever the table's statistics
+/// say (with `namespace = $1` beside it, a table never analyzed got a plan that read the
+/// whole namespace from a listing index for every ack batch). Ids are unique across
+/// namespaces; rows of another namespace are dropped by [`in_namespace`].
 fn lock_sql(store: &PgStore) -> String {
     store.sql(&format!(
-        "SELECT {} FROM {{S}}.jobs WHERE namespace = $1 AND id = ANY($2) ORDER BY id FOR UPDATE",
+        "SELECT {}, namespace FROM {{S}}.jobs WHERE id = ANY($1) ORDER BY id FOR UPDATE",
         crate::row::STATE_COLS
     ))
+}
+
+/// The rows of `lock_sql` that belong to namespace `ns`.
+fn in_namespace<'a>(
+    rows: &'a [tokio_postgres::Row],
+    ns: &'a str,
+) -> impl Iterator<Item = &'a tokio_postgres::Row> {
+    let at = crate::row::STATE_COLS.split(", ").count();
+    rows.iter().filter(move |r| r.get::<_, &str>(at) == ns)
 }
 
 impl PgStore {
@@ -36,12 +50,12 @@ impl PgStore {
         let outcomes = c
             .tx_lazy(async {
                 let st = c.prep("ack", &lock_sql(self)).await?;
-                let params: [&(dyn ToSql + Sync); 2] = [&ns, &ids];
+                let params: [&(dyn ToSql + Sync); 1] = [&ids];
                 let (_, rows) = futures::try_join!(c.begin(), async {
                     c.query(&st, &params).await.map_err(|e| crate::error::pg("ack", e))
                 })?;
                 let mut state: HashMap<Uuid, Loaded> = HashMap::with_capacity(rows.len());
-                for r in &rows {
+                for r in in_namespace(&rows, ns) {
                     let l = loaded(r, 0)?;
                     state.insert(l.id, l);
                 }
@@ -203,8 +217,8 @@ impl PgStore {
         let sql = lock_sql(self);
         let applied = c
             .tx(async {
-                let rows = c.rows("update job", &sql, &[&ns, &vec![u]]).await?;
-                let Some(r) = rows.first() else { return Ok(None) };
+                let rows = c.rows("update job", &sql, &[&vec![u]]).await?;
+                let Some(r) = in_namespace(&rows, ns).next() else { return Ok(None) };
                 let l = loaded(r, 0)?;
                 match transition(&l.state, &event, now) {
                     Ok(next) => {
