@@ -1,7 +1,8 @@
-//! Enqueue: one multi-row statement (UNNEST arrays) per batch.
+//! Enqueue: one multi-row statement (UNNEST arrays) per batch, or `COPY` for large ones.
 //!
 //! A batch without unique keys, dependencies or an admission cap is a single autocommitted
-//! statement that checks revoked tasks, registers queues and inserts every row. Batches that
+//! statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short transaction instead, see
+//! `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts every row. Batches that
 //! need more (dedupe against live jobs, dependency edges, `max_pending` checked under the
 //! queue's row lock) run the same insert inside a transaction after those checks.
 
@@ -137,6 +138,19 @@ impl PgStore {
         let simple = req.max_pending.is_none()
             && req.jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty());
         let c = self.conn().await?;
+        if simple && req.jobs.len() >= crate::enqueue_copy::COPY_MIN_JOBS {
+            let inline = self.shared.hub.try_inline();
+            let notify = inline.is_some();
+            let ns: &str = &self.ns;
+            let out =
+                self.enqueue_copy(&c, req.jobs, req.now, notify).await?.map_err(|t| revoked_error(ns, &t))?;
+            if notify {
+                self.shared.hub.publish_notified(ns);
+            } else {
+                self.shared.hub.publish(ns, true, &[]);
+            }
+            return Ok(out);
+        }
         if simple {
             let inline = self.shared.hub.try_inline();
             return self.enqueue_fast(&c, req, inline.is_some()).await;

@@ -17,6 +17,7 @@ mod control;
 mod db;
 mod dead;
 mod enqueue;
+mod enqueue_copy;
 mod error;
 mod explain;
 mod history;

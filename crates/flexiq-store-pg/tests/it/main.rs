@@ -1,6 +1,7 @@
 //! PostgreSQL-specific integration tests: migrations and roles, query plans, limits across
 //! pools, LISTEN/NOTIFY reconnects, connection loss and multiple worker processes.
 
+mod bulk;
 mod chaos;
 mod common;
 mod connect;
