@@ -26,13 +26,15 @@ pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(2);
 /// Reads the wake generation.
 pub(crate) const READ_GEN: &str = "SELECT n FROM queue_counts WHERE ns = '' AND queue = '' AND status = 255";
 
-const BUMP_GEN: &str =
-    "UPDATE queue_counts SET n = n + 1 WHERE ns = '' AND queue = '' AND status = 255 RETURNING n";
+// Not `UPDATE ... RETURNING`: SQLite gathers returned rows in an ephemeral table, whose set-up
+// and tear-down cost a single enqueue more instructions than its insert.
+const BUMP_GEN: &str = "UPDATE queue_counts SET n = n + 1 WHERE ns = '' AND queue = '' AND status = 255";
 
 /// Bumps the wake generation inside the writer's transaction and returns the new value; a
 /// file whose schema predates the row is a `Conflict` asking for `migrate()`.
 pub(crate) fn bump_gen(conn: &Connection) -> Result<i64> {
-    conn.prepare_cached(BUMP_GEN).db()?.query_row([], |r| r.get(0)).optional().db()?.ok_or_else(|| {
+    conn.prepare_cached(BUMP_GEN).db()?.execute([]).db()?;
+    conn.prepare_cached(READ_GEN).db()?.query_row([], |r| r.get(0)).optional().db()?.ok_or_else(|| {
         Error::Conflict(
             "the flexiq schema is out of date (no wake generation row): run migrate() first".into(),
         )
