@@ -1,15 +1,16 @@
 //! [`Inspect`] for [`PgStore`]: listings (offset and keyset), counts, errors and the job graph.
 //!
 //! Status filters are written into the SQL as literals so the planner can pick the per-status
-//! partial index; keyset pages seek with a row comparison on `(created_at, id)`.
+//! partial index; a listing of every status merges one branch per status (see
+//! `ordered_sql`); keyset pages seek with a row comparison on `(created_at, id)`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use flexiq_core::cursor::page_from_rows;
 use flexiq_core::store::Inspect;
 use flexiq_core::{
-    validate_limit, Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, Page, Result,
-    Stats,
+    validate_limit, Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus,
+    Page, Result, Stats,
 };
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
@@ -49,6 +50,30 @@ fn filter_sql(f: &JobFilter, params: &mut Vec<Param>) -> String {
         sql.push_str(&format!(" AND status = {}", code(s)));
     }
     sql
+}
+
+/// A listing in `created_at DESC, id DESC` order: `SELECT {JOB_COLS}` of the jobs matching
+/// `cond` (conditions after `namespace = $1`), at most `take` of them (a SQL expression).
+///
+/// A status filter is one seek on that status's partial index. Without one, every status is
+/// read from its own partial index, `take` rows each, and the branches are merged: there is
+/// deliberately no index over all statuses, since every job would then carry one more index
+/// entry through each of its transitions.
+fn ordered_sql(filter: &JobFilter, cond: &str, take: &str) -> String {
+    let order = "ORDER BY created_at DESC, id DESC";
+    if filter.status.is_some() {
+        return format!("SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} {order} LIMIT {take}");
+    }
+    let branches: Vec<String> = JobStatus::ALL
+        .iter()
+        .map(|st| {
+            format!(
+                "(SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} AND status = {} {order} LIMIT {take})",
+                code(*st)
+            )
+        })
+        .collect();
+    format!("SELECT {JOB_COLS} FROM ({}) AS j {order} LIMIT {take}", branches.join(" UNION ALL "))
 }
 
 pub(crate) fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
@@ -95,10 +120,7 @@ impl PgStore {
             cond.push_str(&format!(" AND (created_at, id) < (${}, ${})", params.len() - 1, params.len()));
         }
         params.push(Box::new(lim + 1));
-        let sql = self.sql(&format!(
-            "SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} ORDER BY created_at DESC, id DESC LIMIT ${}",
-            params.len()
-        ));
+        let sql = self.sql(&ordered_sql(filter, &cond, &format!("${}", params.len())));
         Ok((sql, params))
     }
 
@@ -117,11 +139,11 @@ impl Inspect for PgStore {
         params.push(Box::new(limit));
         params.push(Box::new(offset));
         let n = params.len();
-        let sql = self.sql(&format!(
-            "SELECT {JOB_COLS} FROM {{S}}.jobs WHERE namespace = $1{cond} ORDER BY created_at DESC, id DESC LIMIT ${} OFFSET ${n}",
-            n - 1
-        ));
-        self.select_jobs("list jobs", &sql, &params).await
+        let sql = format!(
+            "SELECT {JOB_COLS} FROM ({}) AS page ORDER BY created_at DESC, id DESC OFFSET ${n}",
+            ordered_sql(filter, &cond, &format!("(${}::int8 + ${n}::int8)", n - 1))
+        );
+        self.select_jobs("list jobs", &self.sql(&sql), &params).await
     }
 
     async fn list_jobs_after(

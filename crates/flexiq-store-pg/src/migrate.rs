@@ -13,7 +13,10 @@ use crate::options::validate_schema;
 use crate::store::{parse_url, PgStore};
 
 /// Every migration of this build, in order: (version, SQL with `{S}` for the schema).
-const MIGRATIONS: &[(u32, &str)] = &[(1, include_str!("migrations/0001_init.sql"))];
+const MIGRATIONS: &[(u32, &str)] = &[
+    (1, include_str!("migrations/0001_init.sql")),
+    (2, include_str!("migrations/0002_fewer_job_indexes.sql")),
+];
 
 /// The schema version this build needs.
 pub(crate) fn latest() -> u32 {

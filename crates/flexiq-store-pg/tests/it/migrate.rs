@@ -1,6 +1,6 @@
 //! Migrations: concurrent migrators, idempotence, restricted runtime roles, the contract floor.
 
-use flexiq_core::store::{Ack, AckKind, JobStore, Schema};
+use flexiq_core::store::{Ack, AckKind, Inspect, JobStore, Schema};
 use flexiq_core::{ErrorKind, CONTRACT_LEVEL};
 use flexiq_store_pg::{PgOptions, PgStore};
 
@@ -20,7 +20,7 @@ async fn four_concurrent_migrators_apply_exactly_once() {
         applied.push(r.await.unwrap().unwrap().applied);
     }
     assert_eq!(applied.iter().filter(|a| !a.is_empty()).count(), 1, "{applied:?}");
-    assert_eq!(applied.iter().find(|a| !a.is_empty()).unwrap(), &vec![1]);
+    assert_eq!(applied.iter().find(|a| !a.is_empty()).unwrap(), &vec![1, 2]);
     // Idempotent afterwards, through both entry points.
     assert!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied.is_empty());
     let s = open(&schema, 1).await;
@@ -56,7 +56,7 @@ async fn runtime_role_without_create_runs_on_a_premigrated_schema() {
         let err = PgStore::connect(&role_url, opts(true)).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Backend, "{err}");
         // The owner migrates and grants DML only.
-        assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, vec![1]);
+        assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, vec![1, 2]);
         a.batch_execute(&format!(
             "GRANT USAGE ON SCHEMA \"{schema}\" TO {role}; \
              GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \"{schema}\" TO {role};"
@@ -105,5 +105,32 @@ async fn floor_above_this_build_refuses_to_open() {
     let opts = PgOptions { schema: schema.clone(), ..Default::default() };
     let err = PgStore::connect(&url(), opts).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ContractTooOld, "{err}");
+    drop_schema(&schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_one_schema_upgrades_and_keeps_its_jobs() {
+    let schema = fresh_schema("migup");
+    let a = admin().await;
+    let v1 = include_str!("../../src/migrations/0001_init.sql").replace("{S}", &format!("\"{schema}\""));
+    a.batch_execute(&format!(
+        "CREATE SCHEMA \"{schema}\"; {v1}; \
+         CREATE TABLE \"{schema}\".schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL); \
+         INSERT INTO \"{schema}\".schema_migrations VALUES (1, 0)"
+    ))
+    .await
+    .unwrap();
+    let index = format!("\"{schema}\".jobs_created");
+    let has_index = "SELECT to_regclass($1) IS NOT NULL";
+    assert!(a.query_one(has_index, &[&index]).await.unwrap().get::<_, bool>(0));
+    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, vec![2]);
+    assert!(
+        !a.query_one(has_index, &[&index]).await.unwrap().get::<_, bool>(0),
+        "version 2 drops the all-status listing index"
+    );
+    assert!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied.is_empty());
+    let s = open(&schema, 2).await;
+    enqueue_n(&s, "q", 3, now_ms()).await;
+    assert_eq!(s.list_jobs(&Default::default(), 10, 0).await.unwrap().len(), 3);
     drop_schema(&schema).await;
 }
