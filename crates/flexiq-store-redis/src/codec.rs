@@ -1,8 +1,6 @@
 //! Job records as Redis hashes (short field names, payloads and results as raw bytes) and
 //! helpers to read replies.
 
-use std::collections::HashMap;
-
 use flexiq_core::{Backoff, Error, Job, JobId, JobStatus, Result};
 use fred::types::Value;
 
@@ -114,6 +112,13 @@ pub(crate) fn strings(v: Value) -> Vec<String> {
     v.into_array().iter().filter_map(text).collect()
 }
 
+/// Every field a [`Job`] is built from, in the order `prelude.lua`'s `JOB_FIELDS` lists
+/// them (claims return an `HMGET` of these, so no field names travel with each job).
+pub(crate) const JOB_FIELDS: [&str; 26] = [
+    "q", "t", "p", "pr", "st", "a", "mr", "bb", "bm", "c", "r", "sa", "hb", "f", "w", "res", "e", "u", "m",
+    "pg", "to", "cr", "d", "g", "wr", "ws",
+];
+
 /// Parses an `HGETALL` reply of a job hash; `None` when empty.
 pub(crate) fn job_from_hash(namespace: &str, id: &str, v: Value) -> Result<Option<Job>> {
     let flat = match v {
@@ -130,50 +135,79 @@ pub(crate) fn job_from_hash(namespace: &str, id: &str, v: Value) -> Result<Optio
     if flat.is_empty() || (flat.len() == 1 && flat[0].is_null()) {
         return Ok(None);
     }
-    let mut f: HashMap<String, Value> = HashMap::with_capacity(flat.len() / 2);
+    let mut fields: Vec<Value> = vec![Value::Null; JOB_FIELDS.len()];
     let mut it = flat.into_iter();
     while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        if let Some(k) = text(&k) {
-            f.insert(k, v);
+        let Some(k) = k.as_bytes() else { continue };
+        if let Some(pos) = JOB_FIELDS.iter().position(|f| f.as_bytes() == k) {
+            fields[pos] = v;
         }
     }
-    let t = |k: &str| f.get(k).and_then(text);
-    let i = |k: &str| f.get(k).and_then(int);
-    let Some(st) = t("st") else { return Ok(None) };
+    job_from_fields(namespace, id, fields)
+}
+
+/// Builds a job from values in [`JOB_FIELDS`] order; `None` when the job does not exist.
+pub(crate) fn job_from_fields(namespace: &str, id: &str, mut f: Vec<Value>) -> Result<Option<Job>> {
+    if f.len() != JOB_FIELDS.len() {
+        return Err(shape("job fields"));
+    }
+    let Some(st) = text(&f[4]) else { return Ok(None) };
+    let payload = bytes_owned(f[2].take()).unwrap_or_default();
+    let result = bytes_owned(f[15].take());
+    let t = |i: usize| text(&f[i]);
+    let i = |i: usize| int(&f[i]);
     Ok(Some(Job {
         id: JobId::from_trusted(id),
         namespace: namespace.to_string(),
-        queue: t("q").unwrap_or_default(),
-        task: t("t").unwrap_or_default(),
-        payload: f.get("p").and_then(bytes).unwrap_or_default(),
-        priority: i("pr").unwrap_or(0) as i32,
+        queue: t(0).unwrap_or_default(),
+        task: t(1).unwrap_or_default(),
+        payload,
+        priority: i(3).unwrap_or(0) as i32,
         status: status(&st)?,
-        attempt: i("a").unwrap_or(0) as u32,
-        max_retries: i("mr").unwrap_or(0) as u32,
-        backoff: Backoff { base_ms: i("bb").unwrap_or(0) as u64, max_ms: i("bm").unwrap_or(0) as u64 },
-        created_at: i("c").unwrap_or(0),
-        run_at: i("r").unwrap_or(0),
-        started_at: i("sa"),
-        heartbeat_at: i("hb"),
-        finished_at: i("f"),
-        worker_id: t("w"),
-        result: f.get("res").and_then(bytes),
-        last_error: t("e"),
-        unique_key: t("u"),
-        metadata: t("m"),
-        progress: t("pg").and_then(|p| p.parse().ok()),
-        timeout_ms: i("to").map(|v| v as u64),
-        cancel_requested: t("cr").as_deref() == Some("1"),
-        depends_on: split_ids(t("d").as_deref()).into_iter().map(JobId::from_trusted).collect(),
-        group_key: t("g"),
-        workflow_run_id: t("wr"),
-        workflow_stage_id: t("ws"),
+        attempt: i(5).unwrap_or(0) as u32,
+        max_retries: i(6).unwrap_or(0) as u32,
+        backoff: Backoff { base_ms: i(7).unwrap_or(0) as u64, max_ms: i(8).unwrap_or(0) as u64 },
+        created_at: i(9).unwrap_or(0),
+        run_at: i(10).unwrap_or(0),
+        started_at: i(11),
+        heartbeat_at: i(12),
+        finished_at: i(13),
+        worker_id: t(14),
+        result,
+        last_error: t(16),
+        unique_key: t(17),
+        metadata: t(18),
+        progress: t(19).and_then(|p| p.parse().ok()),
+        timeout_ms: i(20).map(|v| v as u64),
+        cancel_requested: t(21).as_deref() == Some("1"),
+        depends_on: split_ids(t(22).as_deref()).into_iter().map(JobId::from_trusted).collect(),
+        group_key: t(23),
+        workflow_run_id: t(24),
+        workflow_stage_id: t(25),
     }))
+}
+
+/// A reply value as raw bytes, without copying a bulk string.
+fn bytes_owned(v: Value) -> Option<Vec<u8>> {
+    match v {
+        Value::Bytes(b) => Some(b.to_vec()),
+        other => bytes(&other),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lua_reads_job_fields_in_the_same_order() {
+        let prelude = include_str!("lua/prelude.lua");
+        let start = prelude.find("local JOB_FIELDS = {").expect("JOB_FIELDS in prelude.lua");
+        let list = &prelude[start..];
+        let list = &list[list.find('{').unwrap() + 1..list.find('}').unwrap()];
+        let lua: Vec<&str> = list.split(',').map(|f| f.trim().trim_matches('\'')).collect();
+        assert_eq!(lua, JOB_FIELDS);
+    }
 
     #[test]
     fn parses_a_job_hash() {

@@ -32,6 +32,7 @@ pub(crate) struct Scripts {
     pub(crate) enqueue: Script,
     pub(crate) claim: Script,
     pub(crate) commit: Script,
+    pub(crate) complete: Script,
     pub(crate) archive: Script,
     pub(crate) retention: Script,
     pub(crate) small: Script,
@@ -43,14 +44,23 @@ impl Scripts {
             enqueue: Script::new(include_str!("lua/enqueue.lua")),
             claim: Script::new(include_str!("lua/claim.lua")),
             commit: Script::new(include_str!("lua/commit.lua")),
+            complete: Script::new(include_str!("lua/complete.lua")),
             archive: Script::new(include_str!("lua/archive.lua")),
             retention: Script::new(include_str!("lua/retention.lua")),
             small: Script::new(include_str!("lua/small.lua")),
         }
     }
 
-    fn all(&self) -> [&Script; 6] {
-        [&self.enqueue, &self.claim, &self.commit, &self.archive, &self.retention, &self.small]
+    fn all(&self) -> [&Script; 7] {
+        [
+            &self.enqueue,
+            &self.claim,
+            &self.commit,
+            &self.complete,
+            &self.archive,
+            &self.retention,
+            &self.small,
+        ]
     }
 }
 

@@ -1,6 +1,7 @@
 //! The hot path: enqueue and claim run as single scripts; acks, leases and cancels are
 //! decided by `flexiq_core::transition` and committed through [`crate::plan`].
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::codec::{self, int, text};
@@ -47,6 +48,40 @@ impl RedisStore {
         .await?;
         self.changed();
         Ok(out)
+    }
+
+    /// Acks decided by the state machine from fresh reads and committed through a plan.
+    async fn ack_general(&self, acks: &[&Ack], now: i64) -> Result<Vec<AckOutcome>> {
+        let ctx = &self.ctx;
+        let ids: Vec<String> = acks.iter().map(|a| a.job_id.to_string()).collect();
+        transact(ctx, &ids, now, |plan, rows| {
+            let mut out = Vec::with_capacity(acks.len());
+            for (ack, row) in acks.iter().zip(rows) {
+                let Some(row) = row else {
+                    out.push(AckOutcome::Superseded);
+                    continue;
+                };
+                if plan.touches(&row.id) {
+                    out.push(AckOutcome::Superseded);
+                    continue;
+                }
+                match transition(&row.state(), &event_of(&ack.kind, ack.fence), now) {
+                    Ok(next) => {
+                        let mut set = Vec::new();
+                        if let AckKind::Complete { result: Some(r) } = &ack.kind {
+                            set.push(("res", b(r.clone())));
+                        }
+                        plan.apply(ctx, row, &next, set);
+                        out.push(AckOutcome::Acknowledged);
+                    }
+                    Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => {
+                        out.push(AckOutcome::Superseded)
+                    }
+                }
+            }
+            Ok(out)
+        })
+        .await
     }
 
     pub(crate) fn changed(&self) {
@@ -123,7 +158,7 @@ impl JobStore for RedisStore {
         let mut it = reply.into_iter();
         while let (Some(id), Some(fields)) = (it.next(), it.next()) {
             let id = text(&id).unwrap_or_default();
-            let job = codec::job_from_hash(&self.ctx.ns, &id, fields)?
+            let job = codec::job_from_fields(&self.ctx.ns, &id, fields.into_array())?
                 .ok_or_else(|| Error::backend(format!("claimed job {id} vanished")))?;
             let fence =
                 job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
@@ -140,38 +175,36 @@ impl JobStore for RedisStore {
         if acks.is_empty() {
             return Ok(Vec::new());
         }
-        let ctx = &self.ctx;
-        let ids: Vec<String> = acks.iter().map(|a| a.job_id.to_string()).collect();
-        let out = transact(ctx, &ids, now, |plan, rows| {
-            let mut out = Vec::with_capacity(acks.len());
-            for (ack, row) in acks.iter().zip(rows) {
-                let Some(row) = row else {
-                    out.push(AckOutcome::Superseded);
-                    continue;
-                };
-                if plan.touches(&row.id) {
-                    out.push(AckOutcome::Superseded);
-                    continue;
-                }
-                match transition(&row.state(), &event_of(&ack.kind, ack.fence), now) {
-                    Ok(next) => {
-                        let mut set = Vec::new();
-                        if let AckKind::Complete { result: Some(r) } = &ack.kind {
-                            set.push(("res", b(r.clone())));
-                        }
-                        plan.apply(ctx, row, &next, set);
-                        out.push(AckOutcome::Acknowledged);
-                    }
-                    Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => {
-                        out.push(AckOutcome::Superseded)
-                    }
-                }
+        let mut named: HashMap<&str, usize> = HashMap::with_capacity(acks.len());
+        for a in &acks {
+            *named.entry(a.job_id.as_str()).or_default() += 1;
+        }
+        let plain: Vec<usize> = (0..acks.len())
+            .filter(|&i| {
+                let a = &acks[i];
+                matches!(a.kind, AckKind::Complete { .. })
+                    && named[a.job_id.as_str()] == 1
+                    && crate::complete::is_plain(a.fence, now)
+            })
+            .collect();
+        let mut out: Vec<Option<AckOutcome>> = vec![None; acks.len()];
+        if !plain.is_empty() {
+            let batch: Vec<&Ack> = plain.iter().map(|&i| &acks[i]).collect();
+            let done = crate::complete::complete(&self.ctx, &batch, now).await?;
+            for (i, o) in plain.into_iter().zip(done) {
+                out[i] = o;
             }
-            Ok(out)
-        })
-        .await?;
+        }
+        let rest: Vec<usize> = (0..acks.len()).filter(|&i| out[i].is_none()).collect();
+        if !rest.is_empty() {
+            let batch: Vec<&Ack> = rest.iter().map(|&i| &acks[i]).collect();
+            let done = self.ack_general(&batch, now).await?;
+            for (i, o) in rest.into_iter().zip(done) {
+                out[i] = Some(o);
+            }
+        }
         self.changed();
-        Ok(out)
+        Ok(out.into_iter().map(|o| o.unwrap_or(AckOutcome::Superseded)).collect())
     }
 
     async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {

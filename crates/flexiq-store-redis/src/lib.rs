@@ -10,6 +10,7 @@
 
 mod admin;
 mod codec;
+mod complete;
 mod conn;
 mod control;
 mod enqueue;

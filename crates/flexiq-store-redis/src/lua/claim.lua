@@ -73,19 +73,35 @@ table.sort(cands, function(a, b)
   if a.s ~= b.s then return a.s < b.s end
   return a.m < b.m
 end)
+-- Each claimed job is read once (every field, in JOB_FIELDS order) and returned with the
+-- claim's changes applied, so the reply needs no second read and carries no field names.
 local out = {}
+local fields = { unpack(JOB_FIELDS) }
+fields[#fields + 1] = 'v'
+local at = ARGV[1]
+local running, run, hb = B .. ':ix:s:1', B .. ':run', B .. ':hb'
 for k = 1, math.min(limit, #cands) do
   local c = cands[k]
   local key = B .. ':j:' .. c.id
-  local o = load(c.id)
-  if o and CLAIMABLE[o.st] then
-    redis.call('HSET', key, 'st', 1, 'sa', now, 'hb', now, 'w', worker, 'a', (o.a or 0) + 1, 'v', tonumber(o.v) + 1)
-    reindex(c.id, o, { st = 1, q = o.q, c = o.c, r = o.r, pr = o.pr, hb = now, sa = now }, now)
+  local f = redis.call('HMGET', key, unpack(fields))
+  local st = f[5]
+  acc('ZREM', B .. ':rd:' .. c.q, c.m)
+  if st == '0' or st == '6' then
+    local a = string.format('%d', (tonumber(f[6]) or 0) + 1)
+    local ver = string.format('%d', (tonumber(f[27]) or 0) + 1)
+    redis.call('HSET', key, 'st', '1', 'sa', at, 'hb', at, 'w', worker, 'a', a, 'v', ver)
+    local m = pads(f[10]) .. '|' .. c.id
+    acc('ZREM', B .. ':ix:s:' .. st, m)
+    acc('ZADD', running, '0', m)
+    acc('ZADD', run, at, c.id)
+    acc('ZADD', hb, at, c.id)
+    local cnt = B .. ':cnt:' .. f[1]
+    delta(cnt, st, -1)
+    delta(cnt, '1', 1)
     if buckets[c.q] then buckets[c.q].used = buckets[c.q].used + 1 end
+    f[5], f[6], f[12], f[13], f[15], f[27] = '1', a, at, at, worker, nil
     out[#out + 1] = c.id
-    out[#out + 1] = redis.call('HGETALL', key)
-  else
-    acc('ZREM', B .. ':rd:' .. c.q, c.m)
+    out[#out + 1] = f
   end
 end
 flush()

@@ -17,25 +17,42 @@ for _ = 1, nops do
   op.del_at = i + 1
   op.ndel = ndel
   i = i + 1 + ndel
-  local cur = redis.call('HGET', B .. ':j:' .. op.id, 'v')
-  if cur ~= op.v then stale[#stale + 1] = op.id end
+  op.o = load(op.id)
+  if not op.o or op.o.v ~= op.v then stale[#stale + 1] = op.id end
   ops[#ops + 1] = op
 end
 if #stale > 0 then
   return { 'STALE', unpack(stale) }
 end
+-- The fields `load` returns, and which of them are numbers.
+local NUMERIC = { st = true, c = true, r = true, pr = true, hb = true, sa = true, f = true, a = true }
+local LOADED = { q = true, t = true, u = true, v = true }
+local written = {}
 for _, op in ipairs(ops) do
   if op.kind == 'w' then
     local key = B .. ':j:' .. op.id
-    local o = load(op.id)
+    local o = written[op.id] or op.o
+    local n = {}
+    for k, v in pairs(o) do n[k] = v end
     local set = { unpack(ARGV, op.set_at, op.set_at + 2 * op.nset - 1) }
+    for k = 1, #set, 2 do
+      local name = set[k]
+      if NUMERIC[name] then
+        n[name] = tonumber(set[k + 1])
+      elseif LOADED[name] then
+        n[name] = set[k + 1]
+      end
+    end
+    n.v = string.format('%d', tonumber(o.v) + 1)
     set[#set + 1] = 'v'
-    set[#set + 1] = tonumber(o.v) + 1
+    set[#set + 1] = n.v
     redis.call('HSET', key, unpack(set))
     if op.ndel > 0 then
       redis.call('HDEL', key, unpack(ARGV, op.del_at, op.del_at + op.ndel - 1))
+      for k = op.del_at, op.del_at + op.ndel - 1 do n[ARGV[k]] = nil end
     end
-    reindex(op.id, o, load(op.id), now)
+    reindex(op.id, o, n, now)
+    written[op.id] = n
   end
 end
 local nraw = tonumber(ARGV[i])

@@ -6,49 +6,58 @@ local B = KEYS[1]
 local CLAIMABLE = { [0] = true, [6] = true }
 local TERMINAL = { [2] = true, [3] = true, [4] = true, [5] = true }
 local WAKE = 0
+-- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
+local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r', 'sa', 'hb', 'f', 'w',
+  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws' }
 
 local function pad(n) return string.format('%016d', n) end
+-- `pad` for a number already held as its decimal string (no float formatting).
+local function pads(s) return string.rep('0', 16 - #s) .. s end
 local function rmem(r, id) return pad(r) .. '|' .. id end
 
--- Index writes are gathered per (command, key) and sent once per key at the end of a
+-- Index writes are gathered per command and key and sent once per key at the end of a
 -- script: members are unique per job, so removals and additions of different jobs commute.
-local ACC, ACC_ORDER, DELTA, DELTA_ORDER = {}, {}, {}, {}
+local ACC, ACC_ORDER = { ZREM = {}, ZADD = {}, SADD = {} }, { ZREM = {}, ZADD = {}, SADD = {} }
+local DELTA, DELTA_ORDER = {}, {}
 local function acc(cmd, key, a, b)
-  local slot = cmd .. '|' .. key
-  local e = ACC[slot]
-  if not e then
-    e = { cmd = cmd, key = key, args = {} }
-    ACC[slot] = e
-    ACC_ORDER[#ACC_ORDER + 1] = e
+  local by_key = ACC[cmd]
+  local args = by_key[key]
+  if not args then
+    args = {}
+    by_key[key] = args
+    local order = ACC_ORDER[cmd]
+    order[#order + 1] = key
   end
-  e.args[#e.args + 1] = a
-  if b ~= nil then e.args[#e.args + 1] = b end
+  args[#args + 1] = a
+  if b ~= nil then args[#args + 1] = b end
 end
 local function delta(key, field, d)
-  local slot = key .. '|' .. field
-  local e = DELTA[slot]
-  if not e then
-    e = { key = key, field = field, d = 0 }
-    DELTA[slot] = e
-    DELTA_ORDER[#DELTA_ORDER + 1] = e
+  local by_field = DELTA[key]
+  if not by_field then
+    by_field = {}
+    DELTA[key] = by_field
+    DELTA_ORDER[#DELTA_ORDER + 1] = key
   end
-  e.d = e.d + d
+  field = tostring(field)
+  by_field[field] = (by_field[field] or 0) + d
 end
 local function flush()
   for _, cmd in ipairs({ 'ZREM', 'ZADD', 'SADD' }) do
-    for _, e in ipairs(ACC_ORDER) do
-      if e.cmd == cmd then
-        local step = cmd == 'ZADD' and 4000 or 2000
-        for i = 1, #e.args, step do
-          redis.call(cmd, e.key, unpack(e.args, i, math.min(i + step - 1, #e.args)))
-        end
+    local step = cmd == 'ZADD' and 4000 or 2000
+    for _, key in ipairs(ACC_ORDER[cmd]) do
+      local args = ACC[cmd][key]
+      for i = 1, #args, step do
+        redis.call(cmd, key, unpack(args, i, math.min(i + step - 1, #args)))
       end
     end
   end
-  for _, e in ipairs(DELTA_ORDER) do
-    if e.d ~= 0 then redis.call('HINCRBY', e.key, e.field, e.d) end
+  for _, key in ipairs(DELTA_ORDER) do
+    for field, d in pairs(DELTA[key]) do
+      if d ~= 0 then redis.call('HINCRBY', key, field, string.format('%d', d)) end
+    end
   end
-  ACC, ACC_ORDER, DELTA, DELTA_ORDER = {}, {}, {}, {}
+  ACC, ACC_ORDER = { ZREM = {}, ZADD = {}, SADD = {} }, { ZREM = {}, ZADD = {}, SADD = {} }
+  DELTA, DELTA_ORDER = {}, {}
 end
 
 -- The fields the indexes are derived from.

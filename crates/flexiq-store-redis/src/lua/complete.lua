@@ -1,0 +1,50 @@
+-- Writes plain completions: acks whose effect `flexiq_core::transition` decided in Rust from
+-- the fence they carry (completed now, lease cleared, a success metric, nothing else). A job
+-- is written only while it is still running with that fence, so the decision holds; a job
+-- that has dependents is left for the general path, which releases them.
+-- ARGV: now, njobs, then per job: id, attempt, started_at, duration_ms, metric row id,
+-- has_result ('0' / '1'), result.
+-- Returns one code per job: 1 completed, 0 superseded, 2 left for the general path.
+local at = ARGV[1]
+local njobs = tonumber(ARGV[2])
+local running, done = B .. ':ix:s:1', B .. ':ix:s:2'
+local run, hb, fin, metrics = B .. ':run', B .. ':hb', B .. ':fin', B .. ':metrics'
+local out = {}
+local i = 3
+for k = 1, njobs do
+  local id = ARGV[i]
+  local key = B .. ':j:' .. id
+  local v = redis.call('HMGET', key, 'st', 'a', 'sa', 'v', 'q', 't', 'c', 'u')
+  if v[1] ~= '1' or tonumber(v[2]) ~= tonumber(ARGV[i + 1]) or tonumber(v[3]) ~= tonumber(ARGV[i + 2]) then
+    out[k] = 0
+  elseif redis.call('EXISTS', B .. ':dep:' .. id) == 1 then
+    out[k] = 2
+  else
+    local ver = string.format('%d', (tonumber(v[4]) or 0) + 1)
+    if ARGV[i + 5] == '1' then
+      redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver, 'res', ARGV[i + 6])
+    else
+      redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver)
+    end
+    redis.call('HDEL', key, 'w', 'hb')
+    local m = pads(v[7]) .. '|' .. id
+    acc('ZREM', running, m)
+    acc('ZADD', done, '0', m)
+    acc('ZREM', hb, id)
+    acc('ZREM', run, id)
+    acc('ZADD', fin, at, id)
+    local cnt = B .. ':cnt:' .. v[5]
+    delta(cnt, '1', -1)
+    delta(cnt, '2', 1)
+    if v[8] and redis.call('HGET', B .. ':uniq', v[8]) == id then
+      redis.call('HDEL', B .. ':uniq', v[8])
+    end
+    acc('ZADD', metrics, at, ARGV[i + 4] .. '|{"job_id":"' .. id .. '","task":' .. cjson.encode(v[6])
+      .. ',"queue":' .. cjson.encode(v[5]) .. ',"attempt":' .. v[2] .. ',"success":true,"duration_ms":'
+      .. ARGV[i + 3] .. ',"recorded_at":' .. at .. '}')
+    out[k] = 1
+  end
+  i = i + 7
+end
+flush()
+return out
