@@ -33,7 +33,8 @@ pub struct WorkerOptions {
     pub queues: Option<Vec<String>>,
     /// The id stamped on claimed jobs (default: host, pid and a random suffix).
     pub worker_id: Option<String>,
-    /// Jobs claimed beyond the free slots and held locally (default: four per slot).
+    /// Jobs claimed beyond the free slots and held locally (default: sized by the worker's
+    /// finish rate, about 5 ms of work, four to 64 per slot).
     pub prefetch: Option<f64>,
     /// Lease window (s): a job whose heartbeat is older is given back to another worker
     /// (default 30 s). Heartbeats go out every third of it.

@@ -120,7 +120,8 @@ class Worker:
     ``queues`` limits which queues it takes from (default: all); ``shutdown_timeout`` (s)
     is how long running handlers may finish on shutdown before their jobs are given back;
     ``lease`` (s) is the job lease window; ``prefetch`` jobs are claimed beyond the free slots
-    (engine default 4) so a freed slot starts its next job without a round trip."""
+    (default: sized by the worker's finish rate, four to 64 per slot) so a freed slot starts
+    its next job without a round trip."""
 
     def __init__(
         self,

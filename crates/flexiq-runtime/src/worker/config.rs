@@ -21,9 +21,10 @@ pub struct WorkerConfig {
     /// Queues to take jobs from; empty means every queue of the namespace.
     pub queues: Vec<String>,
     /// Jobs claimed beyond the free slots and held locally, so a freed slot starts its next
-    /// job without a round trip, and claims come in batches (`None`, the default: four per
-    /// slot, at most 10,000). They are leased like running jobs, and given back unstarted on
-    /// shutdown.
+    /// job without a round trip, and claims come in batches. `None`, the default, sizes the
+    /// buffer by how fast this worker finishes jobs: about 5 ms of work, between four and 64
+    /// per slot (at most 10,000). A number fixes it. Buffered jobs are leased like running
+    /// ones, and given back unstarted on shutdown.
     pub prefetch: Option<u32>,
     /// How often leases of running jobs are renewed, in one batched heartbeat that also
     /// delivers cancel requests (default 5 s). Must be under half the lease
@@ -62,12 +63,13 @@ impl Default for WorkerConfig {
     }
 }
 
-/// Prefetch per slot when none is configured (as Celery's default prefetch multiplier): claims
-/// then come in batches large enough that one commit serves many jobs.
+/// The least prefetch per slot when none is configured (as Celery's default prefetch
+/// multiplier); a worker whose jobs finish fast holds more (see [`WorkerConfig::prefetch`]).
 pub const PREFETCH_PER_SLOT: u32 = 4;
 
 impl WorkerConfig {
-    /// The prefetch in effect: the configured one, or [`PREFETCH_PER_SLOT`] per slot.
+    /// The prefetch a worker starts with: the configured one, or [`PREFETCH_PER_SLOT`] per
+    /// slot, from which an unconfigured one grows with the finish rate.
     pub fn effective_prefetch(&self) -> u32 {
         self.prefetch
             .unwrap_or_else(|| self.concurrency.saturating_mul(PREFETCH_PER_SLOT).min(MAX_CONCURRENCY))

@@ -1,9 +1,9 @@
 //! The [`Worker`]: runs registered handlers for claimed jobs.
 //!
-//! A worker claims in batches sized to its free slots plus a small prefetch, starts a
-//! buffered job the moment a slot frees, blocks on the store's `wait_for_work` when there is
-//! nothing to do (a slow poll is only a safety net), renews leases in batched heartbeats,
-//! writes acks in batches, and — when elected cleaner of its namespace — runs the
+//! A worker claims in batches sized to its free slots plus a prefetch that follows its finish
+//! rate, starts a buffered job the moment a slot frees, blocks on the store's `wait_for_work`
+//! when there is nothing to do (a slow poll is only a safety net), renews leases in batched
+//! heartbeats, writes acks in batches, and — when elected cleaner of its namespace — runs the
 //! maintenance services. Every ack is fenced: a worker whose lease was lost gets
 //! `Superseded` and never overwrites the attempt that replaced it.
 
@@ -14,6 +14,7 @@ mod counters;
 mod execute;
 mod handler;
 mod heartbeat;
+mod prefetch;
 mod run;
 
 use std::collections::HashMap;

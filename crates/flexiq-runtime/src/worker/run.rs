@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 use flexiq_core::store::{Ack, AckKind, ClaimRequest};
 use flexiq_core::{ClaimedJob, ErrorKind, WorkerInfo};
@@ -18,6 +19,7 @@ use super::context::{CancelReason, CancelState};
 use super::counters::{Counters, WorkerCounters};
 use super::execute::execute;
 use super::heartbeat::{beat, run_heartbeats};
+use super::prefetch::Prefetch;
 use super::{hostname, ActiveJob, Shared};
 use crate::error::Result;
 use crate::services::run_maintenance;
@@ -26,6 +28,7 @@ struct Dispatcher {
     shared: Arc<Shared>,
     buffer: VecDeque<(ClaimedJob, Arc<CancelState>)>,
     inflight: u32,
+    prefetch: Prefetch,
     ack_tx: mpsc::UnboundedSender<Ack>,
     done_tx: mpsc::UnboundedSender<()>,
     done_rx: mpsc::UnboundedReceiver<()>,
@@ -65,6 +68,7 @@ pub(crate) async fn run(shared: Arc<Shared>, shutdown: CancellationToken) -> Res
         shared: shared.clone(),
         buffer: VecDeque::new(),
         inflight: 0,
+        prefetch: Prefetch::new(&shared.config, Instant::now()),
         ack_tx,
         done_tx,
         done_rx,
@@ -101,17 +105,17 @@ impl Dispatcher {
     }
 
     fn free(&self) -> u32 {
-        let cfg = &self.shared.config;
-        (cfg.concurrency + cfg.effective_prefetch()).saturating_sub(self.inflight + self.buffer.len() as u32)
+        (self.shared.config.concurrency + self.prefetch.get())
+            .saturating_sub(self.inflight + self.buffer.len() as u32)
     }
 
     fn finished(&mut self, first: Option<()>) {
-        if first.is_some() {
-            self.inflight -= 1;
-        }
+        let mut n = u32::from(first.is_some());
         while self.done_rx.try_recv().is_ok() {
-            self.inflight -= 1;
+            n += 1;
         }
+        self.inflight -= n;
+        self.prefetch.finished(u64::from(n));
     }
 
     async fn claim(&mut self, limit: u32) -> flexiq_core::Result<usize> {
@@ -143,14 +147,15 @@ impl Dispatcher {
     async fn dispatch(&mut self, shutdown: &CancellationToken) {
         let cfg = self.shared.config.clone();
         let poll_ms = u64::try_from(cfg.poll_interval.as_millis()).unwrap_or(u64::MAX);
-        let low_water = (cfg.effective_prefetch() / 2) as usize;
         let mut maybe_more = true;
         loop {
             self.start_buffered();
             if shutdown.is_cancelled() {
                 return;
             }
+            self.prefetch.update(Instant::now());
             let free = self.free();
+            let low_water = (self.prefetch.get() / 2) as usize;
             if maybe_more && free > 0 && self.buffer.len() <= low_water {
                 match self.claim(free).await {
                     Ok(n) => {
