@@ -21,7 +21,7 @@ fn q(name: &str, sql: impl Into<String>) -> PlannedQuery {
 }
 
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
-/// the ack lookup, the sweeps and the counters.
+/// the ack lookup, the sweeps, the counters and the wake generation.
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -38,6 +38,8 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("next priority", crate::wait::NEXT_PRIORITY),
         q("next run_at", crate::wait::NEXT_RUN_AT),
         q("count pending", "SELECT n FROM queue_counts WHERE ns = ?1 AND queue = ?2 AND status = 0"),
+        q("wake generation read", crate::wake::READ_GEN),
+        q("wake generation bump", crate::wake::BUMP_GEN),
         q("dead letters keyset first page", crate::dead::dead_page_sql(false)),
         q("dead letters keyset page", crate::dead::dead_page_sql(true)),
         q("archive keyset first page", archived_page_sql("ns", None, 10).0),

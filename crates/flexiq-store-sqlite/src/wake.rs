@@ -26,9 +26,11 @@ pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(2);
 /// Reads the wake generation.
 pub(crate) const READ_GEN: &str = "SELECT n FROM queue_counts WHERE ns = '' AND queue = '' AND status = 255";
 
-// Not `UPDATE ... RETURNING`: SQLite gathers returned rows in an ephemeral table, whose set-up
-// and tear-down cost a single enqueue more instructions than its insert.
-const BUMP_GEN: &str = "UPDATE queue_counts SET n = n + 1 WHERE ns = '' AND queue = '' AND status = 255";
+/// Bumps the wake generation. Not `UPDATE ... RETURNING`: SQLite gathers returned rows in an
+/// ephemeral table, whose set-up and tear-down cost about 13,000 instructions per commit, a
+/// seventh of a single enqueue.
+pub(crate) const BUMP_GEN: &str =
+    "UPDATE queue_counts SET n = n + 1 WHERE ns = '' AND queue = '' AND status = 255";
 
 /// Bumps the wake generation inside the writer's transaction and returns the new value; a
 /// file whose schema predates the row is a `Conflict` asking for `migrate()`.
