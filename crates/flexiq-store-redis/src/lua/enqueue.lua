@@ -12,7 +12,7 @@ local jobs = {}
 local i = 7
 for _ = 1, njobs do
   local j = { id = ARGV[i], q = ARGV[i + 1], t = ARGV[i + 2], p = ARGV[i + 3], pr = tonumber(ARGV[i + 4]),
-    r = tonumber(ARGV[i + 5]), mr = ARGV[i + 6], bb = ARGV[i + 7], bm = ARGV[i + 8] }
+    r = tonumber(ARGV[i + 5]), mr = ARGV[i + 6], bb = ARGV[i + 7], bm = ARGV[i + 8], at = i }
   local nextra = tonumber(ARGV[i + 9])
   j.extra_at = i + 10
   j.nextra = nextra
@@ -104,36 +104,55 @@ if dead_id ~= '' then
 end
 
 local out = {}
+local at = ARGV[1]
+local created = pad(now)
+local queues = {}
+local pending = B .. ':ix:s:0'
 for _, j in ipairs(jobs) do
   if j.dup then
     out[#out + 1] = j.dup
     out[#out + 1] = 0
   else
     local key = B .. ':j:' .. j.id
-    local f = { 'q', j.q, 't', j.t, 'p', j.p, 'pr', j.pr, 'st', j.st, 'a', 0, 'mr', j.mr, 'bb', j.bb,
-      'bm', j.bm, 'c', now, 'r', j.r, 'v', 1 }
+    local f = { 'q', j.q, 't', j.t, 'p', j.p, 'pr', ARGV[j.at + 4], 'st', string.format('%d', j.st), 'a', '0',
+      'mr', j.mr, 'bb', j.bb, 'bm', j.bm, 'c', at, 'r', ARGV[j.at + 5], 'v', '1' }
     for k = 0, j.nextra - 1 do
       f[#f + 1] = ARGV[j.extra_at + 2 * k]
       f[#f + 1] = ARGV[j.extra_at + 2 * k + 1]
     end
     if j.fail then
       f[#f + 1] = 'f'
-      f[#f + 1] = now
+      f[#f + 1] = at
       f[#f + 1] = 'e'
       f[#f + 1] = 'dependency ' .. j.fail .. ' did not complete'
     end
     redis.call('HSET', key, unpack(f))
-    local m = pad(now) .. '|' .. j.id
-    acc('ZADD', B .. ':ix:q:' .. j.q, 0, m)
-    acc('ZADD', B .. ':ix:t:' .. j.t, 0, m)
-    acc('SADD', B .. ':queues', j.q)
+    local m = created .. '|' .. j.id
+    acc('ZADD', B .. ':ix:q:' .. j.q, '0', m)
+    acc('ZADD', B .. ':ix:t:' .. j.t, '0', m)
+    if not queues[j.q] then
+      queues[j.q] = true
+      acc('SADD', B .. ':queues', j.q)
+    end
     if j.u and j.st ~= 5 then redis.call('HSET', B .. ':uniq', j.u, j.id) end
     if j.d and j.d ~= '' then
       for dep in string.gmatch(j.d, '[^,]+') do
         acc('SADD', B .. ':dep:' .. dep, j.id)
       end
     end
-    reindex(j.id, {}, { st = j.st, q = j.q, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
+    if j.st == 0 then
+      -- The common case, written directly: a new pending job, ready or delayed.
+      if j.r <= now then
+        acc('ZADD', B .. ':rd:' .. j.q, string.format('%d', -j.pr), rmem(j.r, j.id))
+        WAKE = WAKE + 1
+      else
+        acc('ZADD', B .. ':dy:' .. j.q, ARGV[j.at + 5], j.id)
+      end
+      acc('ZADD', pending, '0', m)
+      delta(B .. ':cnt:' .. j.q, '0', 1)
+    else
+      reindex(j.id, {}, { st = j.st, q = j.q, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
+    end
     out[#out + 1] = j.id
     out[#out + 1] = 1
   end

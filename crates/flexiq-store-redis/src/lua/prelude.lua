@@ -114,20 +114,19 @@ local function reindex(id, o, n, now)
   end
 end
 
--- Leaves wake-up tokens for blocked claimers (one per newly claimable job, bounded).
+-- Leaves wake-up tokens for blocked claimers (one per newly claimable job, at most 64 per
+-- script). Token members cycle through 1024 sequence numbers, so the marker set stays bounded
+-- without a trim, and a token not yet popped is simply refreshed.
 local function wake(now)
   if WAKE > 0 then
-    local k = B .. ':wake'
     local n = math.min(WAKE, 64)
     local seq = redis.call('INCRBY', B .. ':wseq', n)
+    local at = string.format('%d', now)
     local args = {}
     for i = 1, n do
-      args[#args + 1] = now
-      args[#args + 1] = seq - i + 1
+      args[#args + 1] = at
+      args[#args + 1] = string.format('%d', (seq - i + 1) % 1024)
     end
-    redis.call('ZADD', k, unpack(args))
-    if redis.call('ZCARD', k) > 1024 then
-      redis.call('ZREMRANGEBYRANK', k, 0, -1025)
-    end
+    redis.call('ZADD', B .. ':wake', unpack(args))
   end
 end
