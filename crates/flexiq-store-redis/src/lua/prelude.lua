@@ -12,7 +12,10 @@ local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r',
 
 local function pad(n) return string.format('%016d', n) end
 -- `pad` for a number already held as its decimal string (no float formatting).
-local function pads(s) return string.rep('0', 16 - #s) .. s end
+local function pads(s)
+  if string.byte(s, 1) == 45 then return pad(tonumber(s)) end
+  return string.rep('0', 16 - #s) .. s
+end
 local function rmem(r, id) return pad(r) .. '|' .. id end
 
 -- Index writes are gathered per command and key and sent once per key at the end of a
