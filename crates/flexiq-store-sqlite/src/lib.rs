@@ -17,6 +17,7 @@
 //! ```
 
 mod apply;
+mod checkpoint;
 mod claim;
 mod control;
 mod dead;

@@ -11,6 +11,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
+use crate::checkpoint;
 use crate::error::{closed, SqlResultExt};
 use crate::group_commit::{GroupCommit, Ticket};
 use crate::options::{Durability, SqliteOptions};
@@ -97,8 +98,6 @@ const WRITER_CACHE_KIB: u32 = 4_096;
 /// Page cache of each read connection (KiB).
 const READER_CACHE_KIB: u32 = 65_536;
 
-/// WAL pages after which the writer checkpoints (SQLite's default is 1,000).
-const WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
 /// Size the WAL file is truncated back to after a checkpoint resets it (bytes).
 const WAL_SIZE_LIMIT_BYTES: u64 = 64 << 20;
 
@@ -122,15 +121,9 @@ fn connect(path: &Path, opts: &SqliteOptions, create: bool) -> Result<Connection
     let cache_kib = if create { WRITER_CACHE_KIB } else { READER_CACHE_KIB };
     conn.execute_batch(&format!("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{cache_kib};")).db()?;
     if create {
-        // A checkpoint runs on the committing thread and fsyncs the WAL and the database file.
-        // On a busy disk those two fsyncs cost milliseconds, which at SQLite's default of one
-        // checkpoint per 1,000 WAL pages (every ~170 single enqueues) dominated one-at-a-time
-        // commits; the hot pages rewritten meanwhile are copied once either way. The WAL file
-        // is reused after each checkpoint, and cut back to the limit if it ever grew past it.
-        conn.execute_batch(&format!(
-            "PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES};"
-        ))
-        .db()?;
+        // The WAL file is reused after each checkpoint (see `checkpoint`), and cut back to the
+        // limit if it ever grew past it.
+        conn.execute_batch(&format!("PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES};")).db()?;
     }
     Ok(conn)
 }
@@ -146,7 +139,7 @@ impl SqliteStore {
         opts.validate()?;
         let path = path.as_ref();
         refuse_memory(path)?;
-        let conn = connect(path, &opts, true)?;
+        let mut conn = connect(path, &opts, true)?;
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).db()?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(Error::backend(format!(
@@ -159,6 +152,9 @@ impl SqliteStore {
             schema::migrate(&conn)?;
         }
         schema::verify(&conn, path, false)?;
+        let ckpt_conn = connect(path, &opts, false)?;
+        ckpt_conn.execute_batch(&format!("PRAGMA synchronous = {}", opts.durability.pragma_value())).db()?;
+        checkpoint::install(&mut conn, ckpt_conn)?;
         let mut read_conns = Vec::with_capacity(opts.read_connections);
         for _ in 0..opts.read_connections {
             let c = connect(path, &opts, false)?;
