@@ -19,7 +19,7 @@ use std::sync::Arc;
 use flexiq_core::Result;
 use rusqlite::hooks::Wal;
 use rusqlite::wal::CheckpointMode;
-use rusqlite::Connection;
+use rusqlite::{Connection, InterruptHandle};
 
 use crate::error::SqlResultExt;
 
@@ -45,13 +45,25 @@ struct State {
 pub(crate) fn install(writer: &mut Connection, ckpt: Connection) -> Result<()> {
     let state = Arc::new(State::default());
     let (wake, woken) = mpsc::sync_channel::<()>(1);
+    let stop = StopOnClose(ckpt.get_interrupt_handle());
     spawn(ckpt, state.clone(), woken)
         .map_err(|e| flexiq_core::Error::backend(format!("cannot start sqlite checkpoint thread: {e}")))?;
     writer
         .wal_hook(Some(move |wal: &mut Wal, pages: i32| {
+            let _stop_on_close = &stop;
             on_commit(&state, &wake, pages, || wal.checkpoint_v2(CheckpointMode::PASSIVE))
         }))
         .db()
+}
+
+/// Dropped with the write connection's hook: interrupts a pass still copying, so the
+/// checkpoint thread lets go of the file soon after the store is closed.
+struct StopOnClose(InterruptHandle);
+
+impl Drop for StopOnClose {
+    fn drop(&mut self) {
+        self.0.interrupt();
+    }
 }
 
 /// Runs after every commit of the write connection with the WAL's size in pages.
