@@ -198,6 +198,25 @@ impl Next {
             clear_cancel_request: false,
         }
     }
+
+    /// Whether this is the plain completion of attempt `attempt` at `now`: completed, same
+    /// attempt, finished now, lease cleared, a success metric, and no other write (no error,
+    /// dead letter, cascade or cancel-flag change). Stores write such completions for many jobs
+    /// at once; whether a job has dependents to release is theirs to check.
+    pub fn is_plain_completion(&self, attempt: u32, now: i64) -> bool {
+        self.status == JobStatus::Completed
+            && self.attempt == attempt
+            && self.finished_at == Some(now)
+            && self.clear_lease
+            && self.metric == Some(true)
+            && self.run_at.is_none()
+            && self.started_at.is_none()
+            && self.last_error.is_none()
+            && self.error_record.is_none()
+            && !self.dead_letter
+            && !self.cancel_dependents
+            && !self.clear_cancel_request
+    }
 }
 
 /// Why an event was refused.
@@ -393,6 +412,20 @@ mod tests {
         assert_eq!(n.status, JobStatus::Dead);
         assert!(n.dead_letter && n.cancel_dependents);
         assert_eq!(n.error_record.as_deref(), Some("boom"));
+    }
+
+    #[test]
+    fn only_a_completion_of_the_same_attempt_now_is_plain() {
+        let fence = Fence { attempt: 1, started_at: 100 };
+        let done = transition(&running(1, 3), &Event::Complete { fence }, 500).unwrap();
+        assert!(done.is_plain_completion(1, 500));
+        assert!(!done.is_plain_completion(2, 500));
+        assert!(!done.is_plain_completion(1, 501));
+        let fail = Event::Fail { fence, error: "boom".into(), retryable: true };
+        assert!(!transition(&running(1, 3), &fail, 500).unwrap().is_plain_completion(1, 500));
+        let mut asked = done.clone();
+        asked.clear_cancel_request = true;
+        assert!(!asked.is_plain_completion(1, 500));
     }
 
     #[test]

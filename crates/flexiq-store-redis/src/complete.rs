@@ -18,19 +18,8 @@ use crate::store::Ctx;
 pub(crate) fn is_plain(fence: Fence, now: i64) -> bool {
     let mut state = JobState::probe(JobStatus::Running, fence.attempt);
     state.started_at = Some(fence.started_at);
-    let Ok(next) = transition(&state, &Event::Complete { fence }, now) else { return false };
-    next.status == JobStatus::Completed
-        && next.attempt == fence.attempt
-        && next.finished_at == Some(now)
-        && next.clear_lease
-        && next.metric == Some(true)
-        && next.run_at.is_none()
-        && next.started_at.is_none()
-        && next.last_error.is_none()
-        && next.error_record.is_none()
-        && !next.dead_letter
-        && !next.cancel_dependents
-        && !next.clear_cancel_request
+    transition(&state, &Event::Complete { fence }, now)
+        .is_ok_and(|next| next.is_plain_completion(fence.attempt, now))
 }
 
 /// Applies plain completions; `None` marks an ack left for the general path (the job has

@@ -113,19 +113,7 @@ pub(crate) const COMPLETIONS_UPDATE: &str =
 /// Whether `next` is the plain completion of `st`: completed, same attempt, finished now, lease
 /// cleared, a success metric, and nothing else (no dependents to release).
 pub(crate) fn is_plain_completion(st: &Loaded, next: &Next, now: i64) -> bool {
-    next.status == JobStatus::Completed
-        && next.attempt == st.attempt
-        && next.finished_at == Some(now)
-        && next.clear_lease
-        && next.metric == Some(true)
-        && next.run_at.is_none()
-        && next.started_at.is_none()
-        && next.last_error.is_none()
-        && next.error_record.is_none()
-        && !next.dead_letter
-        && !next.cancel_dependents
-        && !next.clear_cancel_request
-        && !st.has_dependents
+    next.is_plain_completion(st.attempt, now) && !st.has_dependents
 }
 
 /// Writes plain completions (see [`is_plain_completion`]) with one UPDATE, and their
