@@ -17,7 +17,7 @@ use crate::db::{i64_of, jid, uid};
 use crate::row::{loaded, state_cols, Loaded};
 use crate::store::PgStore;
 
-/// Locks jobs by id alone, returning their namespace after the state columns: the primary
+/// Locks jobs by id alone, returning their namespace last, after the state columns: the primary
 /// key is then the only index that can serve the statement, whatever the table's statistics
 /// say (with `namespace = $1` beside it, a table never analyzed got a plan that read the
 /// whole namespace from a listing index for every ack batch). Ids are unique across
@@ -34,8 +34,7 @@ fn in_namespace<'a>(
     rows: &'a [tokio_postgres::Row],
     ns: &'a str,
 ) -> impl Iterator<Item = &'a tokio_postgres::Row> {
-    let at = crate::row::STATE_COLS.split(", ").count();
-    rows.iter().filter(move |r| r.get::<_, &str>(at) == ns)
+    rows.iter().filter(move |r| r.get::<_, &str>(r.len() - 1) == ns)
 }
 
 impl PgStore {

@@ -2,9 +2,9 @@
 //!
 //! A batch without unique keys, dependencies or an admission cap is a single autocommitted
 //! statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short transaction instead, see
-//! `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts every row. Batches that
-//! need more (dedupe against live jobs, dependency edges, `max_pending` checked under the
-//! queue's row lock) run the same insert inside a transaction after those checks.
+//! `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts every row.
+//! Batches that need more (dedupe against live jobs, dependency edges, `max_pending` checked
+//! under the queue's row lock) run the same insert inside a transaction after those checks.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -138,22 +138,23 @@ impl PgStore {
         let simple = req.max_pending.is_none()
             && req.jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty());
         let c = self.conn().await?;
-        if simple && req.jobs.len() >= crate::enqueue_copy::COPY_MIN_JOBS {
+        if simple {
+            // Held until the jobs are published: one simple enqueue at a time sends its work
+            // NOTIFY from its own statement.
             let inline = self.shared.hub.try_inline();
             let notify = inline.is_some();
             let ns: &str = &self.ns;
-            let out =
-                self.enqueue_copy(&c, req.jobs, req.now, notify).await?.map_err(|t| revoked_error(ns, &t))?;
+            let out = if req.jobs.len() >= crate::enqueue_copy::COPY_MIN_JOBS {
+                self.enqueue_copy(&c, req.jobs, req.now, notify).await?.map_err(|t| revoked_error(ns, &t))?
+            } else {
+                self.enqueue_fast(&c, req, notify).await?
+            };
             if notify {
                 self.shared.hub.publish_notified(ns);
             } else {
                 self.shared.hub.publish(ns, true, &[]);
             }
             return Ok(out);
-        }
-        if simple {
-            let inline = self.shared.hub.try_inline();
-            return self.enqueue_fast(&c, req, inline.is_some()).await;
         }
         let out = self.enqueue_full(&c, req).await?;
         let created: Vec<Uuid> = out.iter().filter(|e| e.created).filter_map(|e| uid(&e.id).ok()).collect();
@@ -162,7 +163,8 @@ impl PgStore {
     }
 
     /// Inserts a simple batch in one autocommitted statement; with `notify`, the statement
-    /// also sends the work NOTIFY, so other processes hear of the jobs at commit.
+    /// also sends the work NOTIFY, so other processes hear of the jobs at commit. The caller
+    /// publishes the jobs in-process.
     async fn enqueue_fast(&self, c: &Conn, req: EnqueueRequest, notify: bool) -> Result<Vec<Enqueued>> {
         let n = req.jobs.len();
         let mut cols = Cols::default();
@@ -203,11 +205,6 @@ impl PgStore {
         let rows = c.rows("enqueue", &self.sql(&fast_insert_sql(notify)), &params).await?;
         if let Some(task) = rows.iter().find_map(|r| r.get::<_, Option<String>>(0)) {
             return Err(revoked_error(ns, &task));
-        }
-        if notify {
-            self.shared.hub.publish_notified(ns);
-        } else {
-            self.shared.hub.publish(ns, true, &[]);
         }
         Ok(out)
     }

@@ -8,9 +8,9 @@
 //! written meanwhile. A checkpoint beside a steady stream of commits never reaches the end of
 //! the WAL, though, and SQLite reuses the WAL from its start (and fsyncs the database file)
 //! only once every frame was copied; so when the background passes fall short, the writer
-//! copies the remaining frames at its next commit, and the write after that starts the WAL over. If the
-//! WAL still outgrows a hard cap (the checkpoint thread held up by readers or another
-//! process), the writer checkpoints itself, as SQLite would.
+//! copies the remaining frames at its next commit, and the write after that starts the WAL
+//! over. If the WAL still outgrows a hard cap (the checkpoint thread held up by readers or
+//! another process), the writer checkpoints itself, as SQLite would.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};

@@ -5,8 +5,9 @@
 //! thread per open file polls `PRAGMA data_version` on its own connection every
 //! [`POLL_INTERVAL`]; when another connection committed, it reads the wake generation that
 //! writers bump in the same transaction as work-making changes (a `queue_counts` row, so the
-//! bump shares the page the commit's counter changes already write), and bumps the generation if the change
-//! was not this process's own. Job watchers are woken on any foreign commit (they re-check).
+//! bump shares the page the commit's counter changes already write), and bumps the generation
+//! if the change was not this process's own. Job watchers are woken on any foreign commit
+//! (they re-check).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
