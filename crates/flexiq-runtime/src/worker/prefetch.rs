@@ -78,7 +78,8 @@ impl Prefetch {
         a.since = now;
         a.finished = 0;
         let want = (a.rate * HORIZON.as_secs_f64()).round();
-        self.current = if want >= f64::from(a.cap) { a.cap } else { (want as u32).clamp(a.floor, a.cap) };
+        // Float-to-integer casts saturate, so a rate past `u32::MAX` jobs lands on the cap.
+        self.current = (want as u32).clamp(a.floor, a.cap);
     }
 }
 
@@ -88,6 +89,16 @@ mod tests {
 
     fn cfg(concurrency: u32, prefetch: Option<u32>) -> WorkerConfig {
         WorkerConfig { concurrency, prefetch, ..Default::default() }
+    }
+
+    /// `steps` samples `every` apart, `finished` jobs each; returns the time after the last.
+    fn feed(p: &mut Prefetch, mut t: Instant, steps: u32, every: Duration, finished: u64) -> Instant {
+        for _ in 0..steps {
+            t += every;
+            p.finished(finished);
+            p.update(t);
+        }
+        t
     }
 
     #[test]
@@ -105,26 +116,14 @@ mod tests {
         let mut p = Prefetch::new(&cfg(8, None), t0);
         assert_eq!(p.get(), 8 * PREFETCH_PER_SLOT);
         // 50,000 jobs/s: the horizon's worth of jobs once the rate settles.
-        let mut t = t0;
-        for _ in 0..20 {
-            t += Duration::from_millis(2);
-            p.finished(100);
-            p.update(t);
-        }
+        let t = feed(&mut p, t0, 20, Duration::from_millis(2), 100);
         let want = (50_000.0 * HORIZON.as_secs_f64()) as u32;
         assert!(p.get().abs_diff(want) <= 2, "buffer {} for 50,000 jobs/s, want {want}", p.get());
         // Far faster than the cap covers.
-        for _ in 0..5 {
-            t += Duration::from_millis(1);
-            p.finished(10_000);
-            p.update(t);
-        }
+        let t = feed(&mut p, t, 5, Duration::from_millis(1), 10_000);
         assert_eq!(p.get(), 8 * ADAPTIVE_CAP_PER_SLOT);
         // Nothing finishes: the rate decays and the buffer returns to four per slot.
-        for _ in 0..40 {
-            t += Duration::from_millis(50);
-            p.update(t);
-        }
+        feed(&mut p, t, 40, Duration::from_millis(50), 0);
         assert_eq!(p.get(), 8 * PREFETCH_PER_SLOT);
     }
 
@@ -132,12 +131,7 @@ mod tests {
     fn slow_jobs_keep_the_floor() {
         let t0 = Instant::now();
         let mut p = Prefetch::new(&cfg(4, None), t0);
-        let mut t = t0;
-        for _ in 0..10 {
-            t += Duration::from_millis(100);
-            p.finished(4);
-            p.update(t);
-        }
+        feed(&mut p, t0, 10, Duration::from_millis(100), 4);
         assert_eq!(p.get(), 4 * PREFETCH_PER_SLOT);
     }
 
