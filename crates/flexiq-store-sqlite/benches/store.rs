@@ -1,5 +1,6 @@
-//! Store benchmarks on SQLite files in a temp dir (ids `store/<op>/<param>`), with a raw
-//! rusqlite baseline doing the same claim-and-complete work so the store's overhead shows.
+//! Store benchmarks on SQLite files in a temp dir (ids `store/<op>/<param>`), with raw
+//! rusqlite baselines (`store/raw_*`) doing the same enqueue and claim-and-complete work on a
+//! file with the store's schema, so the store's overhead shows.
 //!
 //! Run: `cargo bench -p flexiq-store-sqlite --bench store`.
 
@@ -106,7 +107,69 @@ fn enqueue(c: &mut Criterion) {
             }
         })
     });
+    let raw_path = open(dir.path(), "raw_enqueue.db").path().to_path_buf();
+    let raw = rusqlite::Connection::open(&raw_path).unwrap();
+    raw.execute_batch("PRAGMA synchronous = NORMAL").unwrap();
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function(BenchmarkId::new("raw_enqueue", "sequential"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let ids = raw_ids(N);
+                let start = Instant::now();
+                for id in &ids {
+                    raw_enqueue(&raw, std::slice::from_ref(id), "seq");
+                }
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    g.throughput(Throughput::Elements(MANY as u64));
+    g.bench_function(BenchmarkId::new("raw_enqueue_many", MANY), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let ids = raw_ids(MANY);
+                let start = Instant::now();
+                raw_enqueue(&raw, &ids, "many");
+                total += start.elapsed();
+            }
+            total
+        })
+    });
     g.finish();
+}
+
+fn raw_ids(n: usize) -> Vec<String> {
+    (0..n).map(|_| flexiq_core::JobId::new().to_string()).collect()
+}
+
+/// The least an enqueue writes, in plain SQL on a file with the store's schema: one transaction
+/// inserting the rows (the same columns the store fills for a default job) and adding them to
+/// the queue's pending count. No wake-up, no admission or revoked-task checks.
+fn raw_enqueue(conn: &rusqlite::Connection, ids: &[String], queue: &str) {
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    {
+        let mut insert = conn
+            .prepare_cached(
+                "INSERT INTO jobs (id, ns, queue, task, payload, priority, status, attempt, max_retries,
+                    backoff_base, backoff_max, created_at, run_at, has_deps)
+                 VALUES (?1, 'default', ?2, 'bench', ?3, 0, 0, 0, 3, 1000, 3600000, ?4, ?4, 0)",
+            )
+            .unwrap();
+        for id in ids {
+            insert.execute((id, queue, b"{\"n\":1}".as_slice(), T0)).unwrap();
+        }
+    }
+    conn.prepare_cached(
+        "INSERT INTO queue_counts (ns, queue, status, n) VALUES ('default', ?1, 0, ?2)
+         ON CONFLICT DO UPDATE SET n = n + excluded.n",
+    )
+    .unwrap()
+    .execute((queue, ids.len() as i64))
+    .unwrap();
+    conn.execute_batch("COMMIT").unwrap();
 }
 
 async fn fill(store: &SqliteStore, queue: &str, n: usize) {
