@@ -13,7 +13,10 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
+use futures::pin_mut;
 use tokio::runtime::Runtime;
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::Type;
 
 fn url() -> String {
     std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
@@ -282,6 +285,11 @@ fn raw_benches(
             }
         });
     });
+    let copy = format!("COPY {table} (id, queue, task, payload, run_at, created_at) FROM STDIN BINARY");
+    g.throughput(Throughput::Elements(10_000));
+    g.bench_function("raw_enqueue_many/10000", |b| {
+        b.to_async(rt).iter(|| raw_copy(clients[0].clone(), copy.clone(), 10_000));
+    });
     let claim = format!(
         "WITH c AS (SELECT id FROM {table} WHERE status = 0 AND queue = 'bench' ORDER BY priority DESC, run_at, id \
          LIMIT 100 FOR UPDATE SKIP LOCKED) UPDATE {table} j SET status = 1 FROM c WHERE j.id = c.id RETURNING j.id"
@@ -331,6 +339,22 @@ fn raw_benches(
             }
         });
     });
+}
+
+/// `n` rows in one binary COPY, in one transaction: the least a bulk enqueue writes.
+async fn raw_copy(c: Arc<tokio_postgres::Client>, copy: String, n: usize) {
+    let types = [Type::UUID, Type::TEXT, Type::TEXT, Type::BYTEA, Type::INT8, Type::INT8];
+    let rows: Vec<(uuid::Uuid, i64)> = (0..n).map(|_| (uuid::Uuid::now_v7(), now_ms())).collect();
+    c.batch_execute("BEGIN").await.unwrap();
+    let sink = c.copy_in(&copy).await.unwrap();
+    let writer = BinaryCopyInWriter::new(sink, &types);
+    pin_mut!(writer);
+    let payload: &[u8] = b"{}";
+    for (id, t) in &rows {
+        writer.as_mut().write(&[id, &"bench", &"noop", &payload, t, t]).await.unwrap();
+    }
+    writer.finish().await.unwrap();
+    c.batch_execute("COMMIT").await.unwrap();
 }
 
 criterion_group!(benches, store_benches);
