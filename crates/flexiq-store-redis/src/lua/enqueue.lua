@@ -107,6 +107,7 @@ local out = {}
 local at = ARGV[1]
 local created = pad(now)
 local queues = {}
+local fresh, fresh_order = {}, {}
 local pending = B .. ':ix:s:0'
 for _, j in ipairs(jobs) do
   if j.dup then
@@ -130,10 +131,6 @@ for _, j in ipairs(jobs) do
     local m = created .. '|' .. j.id
     acc('ZADD', B .. ':ix:q:' .. j.q, '0', m)
     acc('ZADD', B .. ':ix:t:' .. j.t, '0', m)
-    if not queues[j.q] then
-      queues[j.q] = true
-      acc('SADD', B .. ':queues', j.q)
-    end
     if j.u and j.st ~= 5 then redis.call('HSET', B .. ':uniq', j.u, j.id) end
     if j.d and j.d ~= '' then
       for dep in string.gmatch(j.d, '[^,]+') do
@@ -144,13 +141,21 @@ for _, j in ipairs(jobs) do
       -- The common case, written directly: a new pending job, ready or delayed.
       if j.r <= now then
         acc('ZADD', B .. ':rd:' .. j.q, string.format('%d', -j.pr), rmem(j.r, j.id))
-        WAKE = WAKE + 1
+        if #WAKE < 64 then WAKE[#WAKE + 1] = j.id end
       else
         acc('ZADD', B .. ':dy:' .. j.q, ARGV[j.at + 5], j.id)
       end
       acc('ZADD', pending, '0', m)
-      delta(B .. ':cnt:' .. j.q, '0', 1)
+      if not fresh[j.q] then
+        fresh[j.q] = 0
+        fresh_order[#fresh_order + 1] = j.q
+      end
+      fresh[j.q] = fresh[j.q] + 1
     else
+      if not queues[j.q] then
+        queues[j.q] = true
+        acc('SADD', B .. ':queues', j.q)
+      end
       reindex(j.id, {}, { st = j.st, q = j.q, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
     end
     out[#out + 1] = j.id
@@ -158,5 +163,14 @@ for _, j in ipairs(jobs) do
   end
 end
 flush()
+-- New pending jobs are counted here rather than through `delta`: a queue joins the queue set
+-- when its pending count rises from zero. A queue never leaves that set, and a job never changes
+-- queue, so any queue with a pending job already joined it when its first job was counted.
+for _, q in ipairs(fresh_order) do
+  local n = fresh[q]
+  if redis.call('HINCRBY', B .. ':cnt:' .. q, '0', n) == n and not queues[q] then
+    redis.call('SADD', B .. ':queues', q)
+  end
+end
 wake(now)
 return out

@@ -5,7 +5,8 @@
 local B = KEYS[1]
 local CLAIMABLE = { [0] = true, [6] = true }
 local TERMINAL = { [2] = true, [3] = true, [4] = true, [5] = true }
-local WAKE = 0
+-- Ids of jobs this script made claimable (the first 64), one wake-up token each.
+local WAKE = {}
 -- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
 local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r', 'sa', 'hb', 'f', 'w',
   'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws' }
@@ -84,7 +85,7 @@ local function reindex(id, o, n, now)
   if not placed and CLAIMABLE[n.st] then
     if n.r <= now then
       acc('ZADD', B .. ':rd:' .. n.q, -n.pr, rmem(n.r, id))
-      WAKE = WAKE + 1
+      if #WAKE < 64 then WAKE[#WAKE + 1] = id end
     else
       acc('ZADD', B .. ':dy:' .. n.q, n.r, id)
     end
@@ -117,18 +118,17 @@ local function reindex(id, o, n, now)
   end
 end
 
--- Leaves wake-up tokens for blocked claimers (one per newly claimable job, at most 64 per
--- script). Token members cycle through 1024 sequence numbers, so the marker set stays bounded
--- without a trim, and a token not yet popped is simply refreshed.
+-- Leaves wake-up tokens for blocked claimers: one per newly claimable job, at most 64 per
+-- script. A token's member is the last three hex digits of its job's id (random in a UUIDv7),
+-- so the marker set stays bounded at 4,096 members without a trim or a counter, and a token not
+-- yet popped is simply refreshed.
 local function wake(now)
-  if WAKE > 0 then
-    local n = math.min(WAKE, 64)
-    local seq = redis.call('INCRBY', B .. ':wseq', n)
+  if #WAKE > 0 then
     local at = string.format('%d', now)
     local args = {}
-    for i = 1, n do
+    for i = 1, #WAKE do
       args[#args + 1] = at
-      args[#args + 1] = string.format('%d', (seq - i + 1) % 1024)
+      args[#args + 1] = string.sub(WAKE[i], -3)
     end
     redis.call('ZADD', B .. ':wake', unpack(args))
   end
