@@ -10,6 +10,13 @@
 //! `countPendingByQueue`, settings) block on the runtime; everything else returns a Promise
 //! and runs on the addon's tokio threads, off the JS event loop.
 
+/// The addon's Rust allocations (jobs, payloads, contexts, futures) come from mimalloc: many
+/// are made on the runtime's threads and freed on the event loop's thread, which glibc's
+/// per-thread arenas turn into lock traffic and consolidation passes (a drain at concurrency
+/// 8 ran 15-25% faster with it).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod admin;
 mod args;
 mod context;
