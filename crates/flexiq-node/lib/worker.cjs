@@ -142,7 +142,7 @@ class Worker {
     if (this.#running) return this.#running;
     const handlers = this.#handlers;
     const controllers = new Map();
-    const dispatch = async (nctx) => {
+    const attempt = async (nctx) => {
       const token = nctx.token;
       try {
         const handler = handlers.get(nctx.task);
@@ -156,6 +156,20 @@ class Worker {
       } finally {
         controllers.delete(token);
       }
+    };
+    // The outcome goes back through `settle` rather than as a returned Promise (see worker.rs).
+    const settle = (nctx, outcome) => {
+      try {
+        nctx.settle(outcome);
+      } catch (err) {
+        nctx.settle({ ok: false, error: `cannot report the handler's outcome: ${describe(err)}` });
+      }
+    };
+    const dispatch = (nctx) => {
+      attempt(nctx).then(
+        (outcome) => settle(nctx, outcome),
+        (err) => settle(nctx, { ok: false, error: describe(err) }),
+      );
     };
     const abort = (event) => {
       const entry = controllers.get(event.token);

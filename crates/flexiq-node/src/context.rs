@@ -13,9 +13,12 @@ use flexiq_runtime::{CancelReason, JobContext};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{IntoNapi, Result};
+use crate::worker::HandlerOutcome;
 
 /// What the abort callback receives.
 #[napi(object)]
@@ -52,6 +55,8 @@ pub struct NativeJobContext {
     /// Set when the handler settled on its own; unset when its future was dropped (a hard
     /// timeout or shutdown), in which case the token is about to fire.
     pub(crate) settled: Arc<AtomicBool>,
+    /// Where [`NativeJobContext::settle`] sends the attempt's outcome (taken by the first call).
+    pub(crate) reply: Mutex<Option<oneshot::Sender<HandlerOutcome>>>,
 }
 
 /// How long a watcher whose attempt was dropped waits for the reason to be recorded (ms).
@@ -130,6 +135,15 @@ impl NativeJobContext {
                 abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
             }
         });
+    }
+
+    /// Reports how the attempt ended; the JS layer calls it once, when the handler settled.
+    /// Later calls are ignored.
+    #[napi]
+    pub fn settle(&self, outcome: HandlerOutcome) {
+        if let Some(reply) = self.reply.lock().take() {
+            let _ = reply.send(outcome);
+        }
     }
 
     /// Publishes a partial result (JSON text); resolves to its sequence number (1, 2, ...).

@@ -3,8 +3,10 @@
 //! The runtime's worker claims, heartbeats, times out and acks; this file only bridges a job
 //! to JavaScript. Every task is registered with the same dispatch function (the JS layer
 //! routes by task name): it is called through a thread-safe function with a
-//! [`NativeJobContext`] and returns a Promise of a [`HandlerOutcome`], which the JS layer
-//! builds from whatever the user's handler returned or threw.
+//! [`NativeJobContext`], without waiting for a return value, and once the user's handler has
+//! returned or thrown the JS layer reports a [`HandlerOutcome`] through
+//! [`NativeJobContext::settle`]. Awaiting a returned Promise from Rust would cost two new JS
+//! functions and a thread-safe function per job; a plain method call costs neither.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -13,11 +15,11 @@ use std::time::Duration;
 use flexiq_runtime::{
     CancellationToken, Handler, HandlerError, HandlerResult, JobContext, TaskOptions, Worker, WorkerConfig,
 };
-use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
+use tokio::sync::oneshot;
 
 use crate::args;
 use crate::context::{AbortFn, NativeJobContext};
@@ -119,9 +121,9 @@ pub struct HandlerOutcome {
     pub retryable: Option<bool>,
 }
 
-/// The dispatch function: called with a job's context, resolves to its outcome.
-type DispatchFn =
-    ThreadsafeFunction<NativeJobContext, Promise<HandlerOutcome>, NativeJobContext, Status, false>;
+/// The dispatch function: called with a job's context; the outcome comes back through
+/// [`NativeJobContext::settle`].
+type DispatchFn = ThreadsafeFunction<NativeJobContext, (), NativeJobContext, Status, false>;
 
 fn outcome(o: HandlerOutcome) -> HandlerResult {
     if o.ok {
@@ -142,23 +144,30 @@ fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<Atomic
             let _settled = done.clone().drop_guard();
             let job_id = ctx.id().clone();
             let settled = Arc::new(AtomicBool::new(false));
+            let (reply, outcome_rx) = oneshot::channel();
             let native = NativeJobContext {
                 ctx,
                 token,
                 abort: Arc::downgrade(&abort),
                 done,
                 settled: settled.clone(),
+                reply: Mutex::new(Some(reply)),
             };
-            let promise = dispatch.call_async(native).await.map_err(|e| {
-                HandlerError::retryable(format!("job {job_id}: cannot call the JS handler: {e}"))
-            })?;
-            let result = promise.await;
+            let status = dispatch.call(native, ThreadsafeFunctionCallMode::NonBlocking);
+            if status != Status::Ok {
+                return Err(HandlerError::retryable(format!(
+                    "job {job_id}: cannot call the JS handler: {status}"
+                )));
+            }
+            // The sender is dropped unsent only when the context never reached JS or was
+            // collected without settling (the event loop shutting down).
+            let result = outcome_rx.await;
             settled.store(true, Ordering::Release);
             match result {
                 Ok(o) => outcome(o),
-                Err(e) => {
-                    Err(HandlerError::retryable(format!("job {job_id}: JS handler failed: {}", e.reason)))
-                }
+                Err(_) => Err(HandlerError::retryable(format!(
+                    "job {job_id}: the JS handler never reported its outcome"
+                ))),
             }
         })
     })
@@ -215,12 +224,11 @@ impl NativeWorker {
         self.id.clone()
     }
 
-    /// Runs until `close()`: calls `dispatch(ctx)` for every claimed job and `abort(event)`
+    /// Runs until `close()`: calls `dispatch(ctx)` for every claimed job (which reports the
+    /// outcome with `ctx.settle`) and `abort(event)`
     /// when an attempt whose `ctx.signal` was read is told to stop. Resolves with the
     /// worker's counters once it has shut down.
-    #[napi(
-        ts_args_type = "dispatch: (ctx: NativeJobContext) => Promise<HandlerOutcome>, abort: (event: AbortEvent) => void"
-    )]
+    #[napi(ts_args_type = "dispatch: (ctx: NativeJobContext) => void, abort: (event: AbortEvent) => void")]
     pub async fn run(&self, dispatch: DispatchFn, abort: AbortFn) -> Result<WorkerStats> {
         let (q, config, tasks) = self
             .worker
