@@ -39,7 +39,8 @@ for (const backend of BACKENDS) {
         })
         .task('throws-string', async () => {
           throw 'just a string';
-        });
+        })
+        .task('unencodable', async () => 10n);
       store.work(q, { concurrency: 4, ...ONLY_DEFAULT });
       assert.equal(await q.result(await q.enqueue('sum', { a: 2, b: 3 }), { timeoutMs: 10_000 }), 5);
       assert.equal(await q.result(await q.enqueue('plain', 7), { timeoutMs: 10_000 }), 21);
@@ -52,6 +53,10 @@ for (const backend of BACKENDS) {
       assert.equal(q.getJob(fatal).attempt, 1);
       const str = await q.enqueue('throws-string', 1, { maxRetries: 0 });
       await rejectsCode(assert, () => q.result(str, { timeoutMs: 10_000 }), 'JOB_FAILED', /just a string/);
+      // A result JSON cannot encode fails the attempt with the encoder's message (no retries left: dead).
+      const big = await q.enqueue('unencodable', 1, { maxRetries: 0 });
+      await rejectsCode(assert, () => q.result(big, { timeoutMs: 10_000 }), 'JOB_FAILED', /BigInt/);
+      assert.equal(q.getJob(big).status, 'dead');
     });
 
     it('ctx exposes id and attempt, publishes, logs and reports progress', async () => {
