@@ -179,6 +179,7 @@ macro_rules! for_each_case {
             stats::stats_by_queue_counts_each_queue,
             stats::stats_all_queues_includes_configured_queues,
             stats::stats_all_queues_keeps_purged_queue,
+            stats::stats_all_queues_knows_every_queue_a_job_entered,
             stats::stats_count_pending_tracks_claims,
             stats::stats_follow_transitions,
             metrics::metrics_one_row_per_execution,

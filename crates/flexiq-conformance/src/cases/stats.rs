@@ -1,10 +1,10 @@
 //! Status counts: per status, per queue, every known queue, and the pending count.
 
 use flexiq_core::store::AckKind;
-use flexiq_core::{JobStatus, RateLimit, Stats};
+use flexiq_core::{EnqueueOptions, JobStatus, RateLimit, Stats};
 
 use crate::fixtures::{
-    ack, at, claim_id, fail, finish, fragile, job, job_after, job_in, kill, now, open, put, start,
+    ack, at, claim_id, fail, finish, fragile, job, job_after, job_in, job_with, kill, now, open, put, start,
 };
 use crate::Harness;
 
@@ -81,6 +81,25 @@ pub async fn stats_all_queues_includes_configured_queues(h: &dyn Harness) {
     assert_eq!(all["busy"].pending, 1);
     assert_eq!(all["paused-only"], Stats::default());
     assert_eq!(all["limited-only"], Stats::default());
+}
+
+/// Every queue a job entered is known: first used by a delayed job, by a job waiting on a
+/// dependency, or again after its pending count fell back to zero.
+pub async fn stats_all_queues_knows_every_queue_a_job_entered(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    finish(&*s, job_in("refilled", "t"), now()).await;
+    put(&*s, job_in("refilled", "t"), now()).await;
+    let in_queue = |queue: &str, opts: EnqueueOptions| {
+        job_with("t", "", EnqueueOptions { queue: Some(queue.into()), ..opts })
+    };
+    put(&*s, in_queue("later", EnqueueOptions { delay_ms: Some(60_000), ..Default::default() }), now()).await;
+    let dep = put(&*s, job("t", ""), now()).await;
+    let waits = EnqueueOptions { depends_on: vec![dep.to_string()], ..Default::default() };
+    put(&*s, in_queue("blocked", waits), now()).await;
+    let all = s.stats_all_queues().await.unwrap();
+    assert_eq!(all["later"].pending, 1);
+    assert_eq!(all["blocked"].waiting, 1);
+    assert_eq!((all["refilled"].completed, all["refilled"].pending), (1, 1));
 }
 
 /// A queue whose jobs were all purged stays known, with zero counts.
