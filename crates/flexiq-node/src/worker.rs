@@ -225,9 +225,8 @@ impl NativeWorker {
     }
 
     /// Runs until `close()`: calls `dispatch(ctx)` for every claimed job (which reports the
-    /// outcome with `ctx.settle`) and `abort(event)`
-    /// when an attempt whose `ctx.signal` was read is told to stop. Resolves with the
-    /// worker's counters once it has shut down.
+    /// outcome with `ctx.settle`) and `abort(event)` when an attempt whose `ctx.signal` was
+    /// read is told to stop. Resolves with the worker's counters once it has shut down.
     #[napi(ts_args_type = "dispatch: (ctx: NativeJobContext) => void, abort: (event: AbortEvent) => void")]
     pub async fn run(&self, dispatch: DispatchFn, abort: AbortFn) -> Result<WorkerStats> {
         let (q, config, tasks) = self
