@@ -129,6 +129,7 @@ macro_rules! for_each_case {
             lease::lease_release_stale_only_touches_running,
             lease::lease_expire_runaway_stamps_absolute_cap,
             lease::lease_expire_runaway_spares_young_attempts,
+            lease::lease_expire_runaway_counts_from_start,
             lease::lease_expire_runaway_exhausted_goes_dead,
             requeue::requeue_running_returns_to_pending,
             requeue::requeue_clears_cancel_request,

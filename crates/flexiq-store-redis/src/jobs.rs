@@ -30,14 +30,22 @@ fn event_of(kind: &AckKind, fence: Fence) -> Event {
 
 impl RedisStore {
     /// Applies one lease event to every id; returns the ids it applied to.
-    async fn lease_event(&self, ids: Vec<String>, event: Event, now: i64) -> Result<Vec<JobId>> {
+    /// `applies` re-checks each job as read inside the transaction, so a job that finished
+    /// and was claimed again after it was listed is left alone.
+    async fn lease_event(
+        &self,
+        ids: Vec<String>,
+        event: Event,
+        now: i64,
+        applies: impl Fn(&codec::StateRow) -> bool + Sync,
+    ) -> Result<Vec<JobId>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let ctx = &self.ctx;
         let out = transact(ctx, &ids, now, |plan, rows| {
             let mut done = Vec::new();
-            for row in rows.iter().flatten() {
+            for row in rows.iter().flatten().filter(|r| applies(r)) {
                 if let Ok(next) = transition(&row.state(), &event, now) {
                     plan.apply(ctx, row, &next, vec![]);
                     done.push(JobId::from_trusted(row.id.clone()));
@@ -108,6 +116,43 @@ impl RedisStore {
             )
             .await?;
         Ok(codec::strings(v))
+    }
+
+    /// Running jobs that started before `cutoff`. A job starts after it was created, so they
+    /// are among the running jobs created before `cutoff`: a prefix of the running listing
+    /// index, paged through here (its length is bounded by the jobs running at once) and
+    /// filtered on each job's start time.
+    async fn started_before(&self, cutoff: i64) -> Result<Vec<String>> {
+        const PAGE: i64 = 1_000;
+        let index = self.ctx.keys.k("ix:s:1");
+        let (mut from, mut ids) = (s("-"), Vec::new());
+        loop {
+            let range = vec![
+                s(index.as_str()),
+                from,
+                s(format!("({}", crate::keys::pad(cutoff))),
+                s("BYLEX"),
+                s("LIMIT"),
+                n(0),
+                n(PAGE),
+            ];
+            let members = codec::strings(self.ctx.conn.cmd("ZRANGE", range).await?);
+            let Some(last) = members.last() else { break };
+            from = s(format!("({last}"));
+            let full = members.len() as i64 == PAGE;
+            let page: Vec<String> = members.iter().map(|m| crate::keys::member_id(m).to_string()).collect();
+            let reads = page.iter().map(|id| ("HGET", vec![s(self.ctx.keys.job(id)), s("sa")])).collect();
+            let starts = self.ctx.conn.pipeline(reads).await?;
+            for (id, sa) in page.into_iter().zip(starts) {
+                if int(&sa).is_some_and(|at| at < cutoff) {
+                    ids.push(id);
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        Ok(ids)
     }
 
     /// Applies an operator event to one job: `Ok(None)` when unknown, `Ok(Some(false))`
@@ -247,14 +292,15 @@ impl JobStore for RedisStore {
         self.ctx.check()?;
         let cutoff = now.saturating_sub(i64::try_from(stale_after_ms).unwrap_or(i64::MAX));
         let ids = self.lease_ids("hb", cutoff).await?;
-        self.lease_event(ids, Event::HeartbeatLost, now).await
+        self.lease_event(ids, Event::HeartbeatLost, now, |_| true).await
     }
 
     async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
         self.ctx.check()?;
         let cutoff = now.saturating_sub(i64::try_from(absolute_cap_ms).unwrap_or(i64::MAX));
-        let ids = self.lease_ids("run", cutoff).await?;
-        self.lease_event(ids, Event::RunawayExpired, now).await
+        let ids = self.started_before(cutoff).await?;
+        self.lease_event(ids, Event::RunawayExpired, now, |r| r.started_at.is_some_and(|at| at < cutoff))
+            .await
     }
 
     async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {

@@ -3,9 +3,9 @@
 
 use flexiq_core::store::AckKind;
 use flexiq_core::transition::{LEASE_ABSOLUTE_CAP, LEASE_HEARTBEAT_LOST};
-use flexiq_core::{AckOutcome, JobStatus};
+use flexiq_core::{AckOutcome, EnqueueOptions, JobStatus};
 
-use crate::fixtures::{ack, at, fragile, get, job, now, open, start, take};
+use crate::fixtures::{ack, at, claim_id, fragile, get, job, job_with, now, open, put, put_all, start, take};
 use crate::Harness;
 
 /// A running job with no heartbeat for longer than the window goes back to pending, stamped.
@@ -99,6 +99,23 @@ pub async fn lease_expire_runaway_spares_young_attempts(h: &dyn Harness) {
     let c = start(&*s, job("t", ""), now()).await;
     assert!(s.expire_runaway(60_000, at(30_000)).await.unwrap().is_empty());
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Running);
+}
+
+/// The cap runs from an attempt's start, not from the job's creation: of 1,005 jobs created
+/// together, the one that started early is expired, however far back in the running jobs it
+/// sorts, and the 1,004 that waited before starting are spared.
+pub async fn lease_expire_runaway_counts_from_start(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let waited = put_all(&*s, (0..1_004).map(|_| job("t", "")).collect(), now()).await;
+    let urgent = EnqueueOptions { priority: Some(10), ..Default::default() };
+    let early = put(&*s, job_with("t", "", urgent), at(1)).await;
+    let c = claim_id(&*s, &early, at(2)).await;
+    let started = take(&*s, 1_004, at(50_000)).await;
+    assert_eq!(started.len(), waited.len());
+    assert_eq!(s.expire_runaway(60_000, at(60_003)).await.unwrap(), vec![c.job.id.clone()]);
+    assert_eq!(get(&*s, &waited[0]).await.status, JobStatus::Running);
+    assert_eq!(get(&*s, &waited[1_003]).await.status, JobStatus::Running);
+    assert_eq!(s.expire_runaway(60_000, at(110_001)).await.unwrap().len(), 1_004);
 }
 
 /// A runaway attempt with no budget left is dead and dead-lettered.

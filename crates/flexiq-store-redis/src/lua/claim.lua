@@ -16,6 +16,7 @@ else
 end
 local revoked = redis.call('SCARD', B .. ':revoked') > 0
 local cands = {}
+local sources = 0 -- queues that gave candidates
 local buckets = {}
 for _, q in ipairs(queues) do
   if redis.call('SISMEMBER', B .. ':paused', q) == 0 then
@@ -59,6 +60,7 @@ for _, q in ipairs(queues) do
             ok = t and redis.call('SISMEMBER', B .. ':revoked', t) == 0
           end
           if ok then
+            if got == 0 then sources = sources + 1 end
             cands[#cands + 1] = { s = tonumber(page[k + 1]), m = m, id = id, q = q }
             got = got + 1
           end
@@ -69,17 +71,20 @@ for _, q in ipairs(queues) do
     end
   end
 end
-table.sort(cands, function(a, b)
-  if a.s ~= b.s then return a.s < b.s end
-  return a.m < b.m
-end)
+-- One queue's candidates are already in this order (its ready set's own order).
+if sources > 1 then
+  table.sort(cands, function(a, b)
+    if a.s ~= b.s then return a.s < b.s end
+    return a.m < b.m
+  end)
+end
 -- Each claimed job is read once (every field, in JOB_FIELDS order) and returned with the
 -- claim's changes applied, so the reply needs no second read and carries no field names.
 local out = {}
 local fields = { unpack(JOB_FIELDS) }
 fields[#fields + 1] = 'v'
 local at = ARGV[1]
-local running, run, hb = B .. ':ix:s:1', B .. ':run', B .. ':hb'
+local running, hb = B .. ':ix:s:1', B .. ':hb'
 for k = 1, math.min(limit, #cands) do
   local c = cands[k]
   local key = B .. ':j:' .. c.id
@@ -93,7 +98,6 @@ for k = 1, math.min(limit, #cands) do
     local m = pads(f[10]) .. '|' .. c.id
     acc('ZREM', B .. ':ix:s:' .. st, m)
     acc('ZADD', running, '0', m)
-    acc('ZADD', run, at, c.id)
     acc('ZADD', hb, at, c.id)
     local cnt = B .. ':cnt:' .. f[1]
     delta(cnt, st, -1)

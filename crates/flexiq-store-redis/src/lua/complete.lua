@@ -8,7 +8,17 @@
 local at = ARGV[1]
 local njobs = tonumber(ARGV[2])
 local running, done = B .. ':ix:s:1', B .. ':ix:s:2'
-local run, hb, fin, metrics = B .. ':run', B .. ':hb', B .. ':fin', B .. ':metrics'
+local hb, fin, metrics = B .. ':hb', B .. ':fin', B .. ':metrics'
+-- A batch's jobs mostly share a few task and queue names: each is encoded once.
+local encoded = {}
+local function json(name)
+  local e = encoded[name]
+  if not e then
+    e = cjson.encode(name)
+    encoded[name] = e
+  end
+  return e
+end
 local out = {}
 local i = 3
 for k = 1, njobs do
@@ -31,7 +41,6 @@ for k = 1, njobs do
     acc('ZREM', running, m)
     acc('ZADD', done, '0', m)
     acc('ZREM', hb, id)
-    acc('ZREM', run, id)
     acc('ZADD', fin, at, id)
     local cnt = B .. ':cnt:' .. v[5]
     delta(cnt, '1', -1)
@@ -39,8 +48,8 @@ for k = 1, njobs do
     if v[8] and redis.call('HGET', B .. ':uniq', v[8]) == id then
       redis.call('HDEL', B .. ':uniq', v[8])
     end
-    acc('ZADD', metrics, at, ARGV[i + 4] .. '|{"job_id":"' .. id .. '","task":' .. cjson.encode(v[6])
-      .. ',"queue":' .. cjson.encode(v[5]) .. ',"attempt":' .. v[2] .. ',"success":true,"duration_ms":'
+    acc('ZADD', metrics, at, ARGV[i + 4] .. '|{"job_id":"' .. id .. '","task":' .. json(v[6])
+      .. ',"queue":' .. json(v[5]) .. ',"attempt":' .. v[2] .. ',"success":true,"duration_ms":'
       .. ARGV[i + 3] .. ',"recorded_at":' .. at .. '}')
     out[k] = 1
   end

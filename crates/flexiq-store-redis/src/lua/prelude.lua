@@ -74,7 +74,7 @@ local function load(id)
 end
 
 -- Moves a job between the derived structures after its fields changed from `o` to `n`
--- (`o.st == nil` for a new job): ready / delayed sets, status index, counters, lease sets,
+-- (`o.st == nil` for a new job): ready / delayed sets, status index, counters, lease set,
 -- finished set and the unique-key map. Call `flush()` before the script returns.
 local function reindex(id, o, n, now)
   local placed = o.st == n.st and o.r == n.r and o.pr == n.pr
@@ -101,10 +101,6 @@ local function reindex(id, o, n, now)
     delta(cnt, n.st, 1)
     if o.st == 1 then
       acc('ZREM', B .. ':hb', id)
-      acc('ZREM', B .. ':run', id)
-    end
-    if n.st == 1 then
-      acc('ZADD', B .. ':run', n.sa, id)
     end
     if TERMINAL[n.st] then
       acc('ZADD', B .. ':fin', n.f or now, id)
