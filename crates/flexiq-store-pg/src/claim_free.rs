@@ -3,9 +3,11 @@
 //! Most claims touch only unlimited queues, and for them the locked path's second flight
 //! (decide in Rust, then write) buys nothing: a claim's outcome depends only on the job's
 //! attempt counter and the clock. So the state machine is asked once per claim for what a
-//! claim writes (status, attempt step, `started_at`), and one statement locks the candidates
-//! with `SKIP LOCKED`, writes that change and returns the claimed rows, pipelined with
-//! `BEGIN` and `COMMIT`. Each returned row carries the status and attempt it had before, and
+//! claim writes (status, attempt step, `started_at`), and one autocommitted statement locks
+//! the candidates with `SKIP LOCKED`, writes that change and returns the claimed rows; it
+//! relaxes its own commit as `begin_relaxed` does for the locked path
+//! (`set_config('synchronous_commit', 'off', true)` lasts until its implicit transaction
+//! ends). Each returned row carries the status and attempt it had before, and
 //! is checked against `transition(Event::Claim)`; a mismatch is reported as a backend error naming the job.
 //!
 //! The statement claims nothing when any eligible queue has limits (their caps must be
@@ -47,7 +49,8 @@ fn free_claim_sql() -> String {
         "q.namespace = $1 AND (cardinality($2::text[]) = 0 OR q.queue = ANY($2::text[])) AND NOT q.paused";
     format!(
         "WITH lim AS (SELECT EXISTS (SELECT 1 FROM {{S}}.queues q WHERE {eligible} \
-            AND (q.rate_count IS NOT NULL OR q.concurrency IS NOT NULL)) AS limited), \
+            AND (q.rate_count IS NOT NULL OR q.concurrency IS NOT NULL)) AS limited \
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed), \
          c AS (SELECT j.id, j.status AS st0, j.attempt AS at0 FROM \
            (SELECT q.queue FROM {{S}}.queues q WHERE {eligible} \
               AND q.rate_count IS NULL AND q.concurrency IS NULL AND NOT (SELECT limited FROM lim)) AS qs \
@@ -92,15 +95,7 @@ impl PgStore {
         let stmt = c.prep(what, &self.sql(&free_claim_sql())).await?;
         let params: [&(dyn ToSql + Sync); 7] =
             [&ns, &req.queues, &req.now, &limit, &st, &step, &req.worker_id];
-        let sent = futures::try_join!(
-            c.begin_relaxed(),
-            async { c.query(&stmt, &params).await.map_err(|e| pg(what, e)) },
-            c.commit()
-        );
-        if sent.is_err() {
-            c.rollback().await;
-        }
-        let (_, rows, _) = sent?;
+        let rows = c.query(&stmt, &params).await.map_err(|e| pg(what, e))?;
         let ncols = JOB_COLS.split(", ").count();
         let limited = rows.first().map(|r| r.get::<_, bool>(ncols + 2)).unwrap_or(false);
         if limited {
