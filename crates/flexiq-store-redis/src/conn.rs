@@ -20,9 +20,12 @@ pub(crate) struct Script {
 
 impl Script {
     fn new(body: &str) -> Self {
-        let src = format!("{PRELUDE}\n{body}");
-        let sha = fred::util::sha1_hash(&src);
-        Script { src, sha }
+        Script::bare(&format!("{PRELUDE}\n{body}"))
+    }
+
+    /// A script that runs without the prelude (it defines what it uses itself).
+    fn bare(src: &str) -> Self {
+        Script { src: src.to_string(), sha: fred::util::sha1_hash(src) }
     }
 }
 
@@ -30,6 +33,7 @@ impl Script {
 #[derive(Debug)]
 pub(crate) struct Scripts {
     pub(crate) enqueue: Script,
+    pub(crate) enqueue_plain: Script,
     pub(crate) claim: Script,
     pub(crate) commit: Script,
     pub(crate) complete: Script,
@@ -42,6 +46,7 @@ impl Scripts {
     fn new() -> Self {
         Scripts {
             enqueue: Script::new(include_str!("lua/enqueue.lua")),
+            enqueue_plain: Script::bare(include_str!("lua/enqueue_plain.lua")),
             claim: Script::new(include_str!("lua/claim.lua")),
             commit: Script::new(include_str!("lua/commit.lua")),
             complete: Script::new(include_str!("lua/complete.lua")),
@@ -51,9 +56,10 @@ impl Scripts {
         }
     }
 
-    fn all(&self) -> [&Script; 7] {
+    fn all(&self) -> [&Script; 8] {
         [
             &self.enqueue,
+            &self.enqueue_plain,
             &self.claim,
             &self.commit,
             &self.complete,

@@ -184,6 +184,10 @@ impl JobStore for RedisStore {
             return Ok(Vec::new());
         }
         crate::enqueue::validate_batch(&req)?;
+        if crate::enqueue_plain::qualifies(&req.jobs, req.max_pending, req.now) {
+            let args = crate::enqueue_plain::plain_args(&req.jobs, req.now);
+            return crate::enqueue_plain::run_plain(&self.ctx, &req.jobs, args).await;
+        }
         let args = crate::enqueue::enqueue_args(&req.jobs, req.max_pending, req.now, None);
         crate::enqueue::run_enqueue(&self.ctx, args).await
     }

@@ -14,6 +14,7 @@ mod complete;
 mod conn;
 mod control;
 mod enqueue;
+mod enqueue_plain;
 mod error;
 mod history;
 mod inspect;

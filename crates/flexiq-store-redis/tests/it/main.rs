@@ -6,4 +6,5 @@
 mod harness;
 
 mod entry;
+mod plain;
 mod reliability;

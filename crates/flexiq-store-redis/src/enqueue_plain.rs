@@ -1,0 +1,154 @@
+//! Plain batches through `enqueue_plain.lua`: the client lays out every write.
+//!
+//! Most batches carry no unique key, no dependency and no admission cap. For them the script
+//! of `enqueue.lua` spends about as long in Lua (parsing each job, building its field list,
+//! formatting index members, grouping them per key) as in the Redis commands it calls, on the
+//! server's single thread. Here the client does that work: it formats every job hash and index
+//! member and groups members per key, and the script only checks revoked tasks and applies the
+//! writes. Both scripts write the same keys, fields and members.
+
+use std::collections::HashMap;
+
+use flexiq_core::store::Enqueued;
+use flexiq_core::{NewJob, Result};
+use fred::types::Value;
+
+use crate::conn::{b, n, s};
+use crate::keys::pad;
+use crate::store::Ctx;
+
+/// Most `(score, member)` pairs sent to one `ZADD` (Lua's `unpack` has a stack limit).
+const ZADD_CHUNK: usize = 1_000;
+/// Wake-up tokens per batch, as in `prelude.lua`.
+const MAX_WAKE: usize = 64;
+
+/// Whether `jobs` can take the plain path.
+pub(crate) fn qualifies(jobs: &[NewJob], max_pending: Option<u64>, now: i64) -> bool {
+    max_pending.is_none()
+        && now >= 0
+        && jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty() && j.run_at >= 0)
+}
+
+/// A constant argument, sent without copying.
+fn k(v: &'static str) -> Value {
+    Value::from_static_str(v)
+}
+
+/// Index members grouped per key, keys in first-use order; `scored` groups carry a score
+/// before each member, the others are all scored 0.
+#[derive(Default)]
+struct Indexes<'a> {
+    at: HashMap<(&'static str, &'a str), usize>,
+    groups: Vec<(String, bool, Vec<Value>)>,
+}
+
+impl<'a> Indexes<'a> {
+    fn group(&mut self, kind: &'static str, name: &'a str, scored: bool) -> &mut Vec<Value> {
+        let groups = &mut self.groups;
+        let i = *self.at.entry((kind, name)).or_insert_with(|| {
+            groups.push((format!("{kind}{name}"), scored, Vec::new()));
+            groups.len() - 1
+        });
+        &mut self.groups[i].2
+    }
+}
+
+/// The script's arguments for a qualifying batch.
+pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
+    let at = s(now.to_string());
+    let created = pad(now);
+    let mut tasks: Vec<(&str, &str)> = Vec::new();
+    let mut hashes = Vec::with_capacity(1 + jobs.len() * 10);
+    let mut ix = Indexes::default();
+    let mut counts: Vec<(&str, i64)> = Vec::new();
+    let mut wake = Vec::new();
+    hashes.push(n(jobs.len() as i64));
+    for j in jobs {
+        let id = j.id.as_str();
+        if !tasks.iter().any(|(t, _)| *t == j.task) {
+            tasks.push((&j.task, id));
+        }
+        hashes.extend([
+            s(id),
+            s(j.queue.as_str()),
+            s(j.task.as_str()),
+            b(j.payload.clone()),
+            n(i64::from(j.priority)),
+            n(i64::from(j.max_retries)),
+            n(j.backoff.base_ms as i64),
+            n(j.backoff.max_ms as i64),
+            n(j.run_at),
+        ]);
+        let at_extra = hashes.len();
+        hashes.push(n(0));
+        if let Some(t) = j.timeout_ms {
+            hashes.extend([k("to"), n(t as i64)]);
+        }
+        let opt = [
+            ("m", &j.metadata),
+            ("g", &j.group_key),
+            ("wr", &j.workflow_run_id),
+            ("ws", &j.workflow_stage_id),
+        ];
+        for (f, v) in opt {
+            if let Some(v) = v {
+                hashes.extend([k(f), s(v.as_str())]);
+            }
+        }
+        hashes[at_extra] = n(((hashes.len() - at_extra - 1) / 2) as i64);
+        let member = s(format!("{created}|{id}"));
+        ix.group("ix:q:", &j.queue, false).push(member.clone());
+        ix.group("ix:t:", &j.task, false).push(member.clone());
+        if j.run_at <= now {
+            let rd = ix.group("rd:", &j.queue, true);
+            rd.extend([n(-i64::from(j.priority)), s(format!("{}|{id}", pad(j.run_at)))]);
+            if wake.len() < 2 * MAX_WAKE {
+                wake.extend([at.clone(), s(&id[id.len().saturating_sub(3)..])]);
+            }
+        } else {
+            ix.group("dy:", &j.queue, true).extend([n(j.run_at), s(id)]);
+        }
+        ix.group("ix:s:", "0", false).push(member);
+        match counts.iter_mut().find(|(q, _)| *q == j.queue) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((&j.queue, 1)),
+        }
+    }
+    let zadds: usize = ix.groups.iter().map(|(_, _, v)| v.len()).sum();
+    let mut a = Vec::with_capacity(hashes.len() + zadds + 3 * ix.groups.len() + 2 * MAX_WAKE + 64);
+    a.push(at.clone());
+    a.push(n(tasks.len() as i64));
+    for (t, id) in tasks {
+        a.extend([s(t), s(id)]);
+    }
+    a.extend(hashes);
+    let per = |scored: bool| if scored { 2 } else { 1 };
+    let nchunks: usize =
+        ix.groups.iter().map(|(_, scored, v)| v.len().div_ceil(per(*scored) * ZADD_CHUNK)).sum();
+    a.push(n(nchunks as i64));
+    for (key, scored, values) in ix.groups {
+        let key = s(key);
+        let step = per(scored);
+        let mut values = values.into_iter().peekable();
+        while values.peek().is_some() {
+            let chunk: Vec<Value> = values.by_ref().take(step * ZADD_CHUNK).collect();
+            a.extend([key.clone(), k(if scored { "1" } else { "0" }), n((chunk.len() / step) as i64)]);
+            a.extend(chunk);
+        }
+    }
+    a.push(n(counts.len() as i64));
+    for (q, c) in counts {
+        a.extend([s(q), n(c)]);
+    }
+    a.push(n((wake.len() / 2) as i64));
+    a.extend(wake);
+    a
+}
+
+/// Runs the plain script; every job of the batch is created.
+pub(crate) async fn run_plain(ctx: &Ctx, jobs: &[NewJob], args: Vec<Value>) -> Result<Vec<Enqueued>> {
+    ctx.conn.script(&ctx.conn.scripts.enqueue_plain, &ctx.keys.base, args).await?;
+    ctx.waker.work_changed();
+    ctx.waker.job_changed();
+    Ok(jobs.iter().map(|j| Enqueued { id: j.id.clone(), created: true }).collect())
+}

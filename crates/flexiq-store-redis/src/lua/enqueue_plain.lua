@@ -1,0 +1,68 @@
+-- Inserts a batch of plain jobs: no unique keys, no dependencies, no admission cap, no dead
+-- letter consumed. The client groups every index write per key (see `enqueue_plain.rs`), so
+-- the script only checks revoked tasks and applies the writes: per job one `HSET`, per index
+-- key one `ZADD` per chunk of members, per queue one pending-count increment (joining the
+-- queue set when the count rises from zero, as `enqueue.lua` does), and the wake-up tokens.
+-- It runs without the prelude; every key starts with KEYS[1], the namespace base.
+-- ARGV: now, ntasks, (task, first job id) ..., njobs, per job (id, queue, task, payload,
+-- priority, max_retries, backoff_base, backoff_max, run_at, nextra, field, value ...),
+-- nindexes, per index (key suffix, scored ('0' / '1'), n, then n members, or n score-member
+-- pairs when scored) ..., nqueues, (queue, count) ..., nwake, (score, member) ...
+local B = KEYS[1]
+local at = ARGV[1]
+local i = 2
+local ntasks = tonumber(ARGV[i])
+i = i + 1
+if ntasks > 0 and redis.call('SCARD', B .. ':revoked') > 0 then
+  for k = 0, ntasks - 1 do
+    local t = ARGV[i + 2 * k]
+    if redis.call('SISMEMBER', B .. ':revoked', t) == 1 then
+      return redis.error_reply('FLEXIQ_CONFLICT task ' .. t .. ' is revoked: job ' .. ARGV[i + 2 * k + 1] .. ' refused')
+    end
+  end
+end
+i = i + 2 * ntasks
+local njobs = tonumber(ARGV[i])
+i = i + 1
+for _ = 1, njobs do
+  local f = { 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3], 'pr', ARGV[i + 4], 'st', '0', 'a', '0',
+    'mr', ARGV[i + 5], 'bb', ARGV[i + 6], 'bm', ARGV[i + 7], 'c', at, 'r', ARGV[i + 8], 'v', '1' }
+  local nextra = tonumber(ARGV[i + 9])
+  for k = 1, 2 * nextra do
+    f[24 + k] = ARGV[i + 9 + k]
+  end
+  redis.call('HSET', B .. ':j:' .. ARGV[i], unpack(f))
+  i = i + 10 + 2 * nextra
+end
+local nindexes = tonumber(ARGV[i])
+i = i + 1
+for _ = 1, nindexes do
+  local key, scored, nm = B .. ':' .. ARGV[i], ARGV[i + 1] == '1', tonumber(ARGV[i + 2])
+  i = i + 3
+  if scored then
+    redis.call('ZADD', key, unpack(ARGV, i, i + 2 * nm - 1))
+    i = i + 2 * nm
+  else
+    local args = {}
+    for k = 0, nm - 1 do
+      args[2 * k + 1] = '0'
+      args[2 * k + 2] = ARGV[i + k]
+    end
+    redis.call('ZADD', key, unpack(args))
+    i = i + nm
+  end
+end
+local nqueues = tonumber(ARGV[i])
+i = i + 1
+for _ = 1, nqueues do
+  local q = ARGV[i]
+  if redis.call('HINCRBY', B .. ':cnt:' .. q, '0', ARGV[i + 1]) == tonumber(ARGV[i + 1]) then
+    redis.call('SADD', B .. ':queues', q)
+  end
+  i = i + 2
+end
+local nwake = tonumber(ARGV[i])
+if nwake > 0 then
+  redis.call('ZADD', B .. ':wake', unpack(ARGV, i + 1, i + 2 * nwake))
+end
+return njobs
