@@ -9,6 +9,14 @@ use crate::codec::{int, text};
 use crate::conn::{b, n, s};
 use crate::store::Ctx;
 
+/// The optional text fields a job hash stores when set (besides the unique key and the
+/// dependencies, which the general script also acts on), by field name.
+pub(crate) fn optional_fields(j: &NewJob) -> impl Iterator<Item = (&'static str, &str)> {
+    [("m", &j.metadata), ("g", &j.group_key), ("wr", &j.workflow_run_id), ("ws", &j.workflow_stage_id)]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+}
+
 /// Builds the enqueue script's arguments for `jobs`.
 pub(crate) fn enqueue_args(
     jobs: &[NewJob],
@@ -36,17 +44,11 @@ pub(crate) fn enqueue_args(
         if let Some(t) = j.timeout_ms {
             extra.push(("to", t.to_string()));
         }
-        let opt = [
-            ("u", &j.unique_key),
-            ("m", &j.metadata),
-            ("g", &j.group_key),
-            ("wr", &j.workflow_run_id),
-            ("ws", &j.workflow_stage_id),
-        ];
-        for (k, v) in opt {
-            if let Some(v) = v {
-                extra.push((k, v.clone()));
-            }
+        if let Some(u) = &j.unique_key {
+            extra.push(("u", u.clone()));
+        }
+        for (k, v) in optional_fields(j) {
+            extra.push((k, v.to_string()));
         }
         if !j.depends_on.is_empty() {
             extra.push(("d", j.depends_on.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")));

@@ -84,16 +84,8 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
         if let Some(t) = j.timeout_ms {
             hashes.extend([k("to"), n(t as i64)]);
         }
-        let opt = [
-            ("m", &j.metadata),
-            ("g", &j.group_key),
-            ("wr", &j.workflow_run_id),
-            ("ws", &j.workflow_stage_id),
-        ];
-        for (f, v) in opt {
-            if let Some(v) = v {
-                hashes.extend([k(f), s(v.as_str())]);
-            }
+        for (f, v) in crate::enqueue::optional_fields(j) {
+            hashes.extend([k(f), s(v)]);
         }
         hashes[at_extra] = n(((hashes.len() - at_extra - 1) / 2) as i64);
         let member = s(format!("{created}|{id}"));
