@@ -118,10 +118,11 @@ impl RedisStore {
         Ok(codec::strings(v))
     }
 
-    /// Running jobs that started before `cutoff`. A job starts after it was created, so they
-    /// are among the running jobs created before `cutoff`: a prefix of the running listing
-    /// index, paged through here (its length is bounded by the jobs running at once) and
-    /// filtered on each job's start time.
+    /// Up to 1,000 running jobs that started before `cutoff` (a sweep takes the rest next
+    /// time, as with the heartbeat set). A job starts after it was created, so they are among
+    /// the running jobs created before `cutoff`: a prefix of the running listing index, paged
+    /// through here (its length is bounded by the jobs running at once) and filtered on each
+    /// job's start time.
     async fn started_before(&self, cutoff: i64) -> Result<Vec<String>> {
         const PAGE: i64 = 1_000;
         let index = self.ctx.keys.k("ix:s:1");
@@ -148,10 +149,11 @@ impl RedisStore {
                     ids.push(id);
                 }
             }
-            if !full {
+            if !full || ids.len() >= PAGE as usize {
                 break;
             }
         }
+        ids.truncate(PAGE as usize);
         Ok(ids)
     }
 
