@@ -3,9 +3,11 @@
 //! Most batches carry no unique key, no dependency and no admission cap. For them the script
 //! of `enqueue.lua` spends about as long in Lua (parsing each job, building its field list,
 //! formatting index members, grouping them per key) as in the Redis commands it calls, on the
-//! server's single thread. Here the client does that work: it formats every job hash and index
-//! member and groups members per key, and the script only checks revoked tasks and applies the
-//! writes. Both scripts write the same keys, fields and members.
+//! server's single thread. Here the client does most of that work: it formats every index
+//! member and groups the members per key, and the script only checks revoked tasks, pairs each
+//! job's values with their field names and applies the writes. Constant field names and scores
+//! are not sent: every argument costs the server a parse before the script runs. Both scripts
+//! write the same keys, fields and members.
 
 use std::collections::HashMap;
 

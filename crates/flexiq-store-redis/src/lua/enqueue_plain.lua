@@ -1,8 +1,9 @@
 -- Inserts a batch of plain jobs: no unique keys, no dependencies, no admission cap, no dead
--- letter consumed. The client groups every index write per key (see `enqueue_plain.rs`), so
--- the script only checks revoked tasks and applies the writes: per job one `HSET`, per index
--- key one `ZADD` per chunk of members, per queue one pending-count increment (joining the
--- queue set when the count rises from zero, as `enqueue.lua` does), and the wake-up tokens.
+-- letter consumed. The client formats the index members and groups them per key (see
+-- `enqueue_plain.rs`), so the script only checks revoked tasks and applies the writes: per job
+-- one `HSET` of its values under their field names, per index key one `ZADD` per chunk of
+-- members, per queue one pending-count increment (joining the queue set when the count rises
+-- from zero, as `enqueue.lua` does), and the wake-up tokens.
 -- It runs without the prelude; every key starts with KEYS[1], the namespace base.
 -- ARGV: now, ntasks, (task, first job id) ..., njobs, per job (id, queue, task, payload,
 -- priority, max_retries, backoff_base, backoff_max, run_at, nextra, field, value ...),
