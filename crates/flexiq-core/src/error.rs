@@ -28,6 +28,8 @@ pub enum ErrorKind {
     Timeout,
     /// An admission cap rejected an enqueue.
     QueueFull,
+    /// The task is revoked: new enqueues of it are refused.
+    TaskRevoked,
     /// The datastore failed; see `retryable`.
     Backend,
 }
@@ -83,6 +85,12 @@ pub enum Error {
         /// The cap in force.
         max_pending: u64,
     },
+    /// An enqueue named a revoked task.
+    #[error("task {task} is revoked: enqueues of it are refused until it is unrevoked")]
+    TaskRevoked {
+        /// The revoked task's name.
+        task: String,
+    },
     /// The datastore failed.
     #[error("backend error: {message}")]
     Backend {
@@ -106,6 +114,7 @@ impl Error {
             Error::Closed(_) => ErrorKind::Closed,
             Error::Timeout(_) => ErrorKind::Timeout,
             Error::QueueFull { .. } => ErrorKind::QueueFull,
+            Error::TaskRevoked { .. } => ErrorKind::TaskRevoked,
             Error::Backend { .. } => ErrorKind::Backend,
         }
     }
@@ -122,6 +131,7 @@ impl Error {
             ErrorKind::Closed => "CLOSED",
             ErrorKind::Timeout => "TIMEOUT",
             ErrorKind::QueueFull => "QUEUE_FULL",
+            ErrorKind::TaskRevoked => "TASK_REVOKED",
             ErrorKind::Backend => "BACKEND",
         }
     }
@@ -163,5 +173,8 @@ mod tests {
         let full = Error::QueueFull { queue: "q".into(), pending: 3, max_pending: 3 };
         assert_eq!(full.kind(), ErrorKind::QueueFull);
         assert!(full.to_string().contains("queue q is full"));
+        let revoked = Error::TaskRevoked { task: "email.send".into() };
+        assert_eq!((revoked.kind(), revoked.code()), (ErrorKind::TaskRevoked, "TASK_REVOKED"));
+        assert!(revoked.to_string().contains("email.send"));
     }
 }

@@ -164,13 +164,18 @@ pub struct Job {
     pub workflow_run_id: Option<String>,
     /// Workflow stage within the run.
     pub workflow_stage_id: Option<String>,
+    /// Claims of this job so far. Unlike `attempt`, never given back by requeue, defer or
+    /// suspend: it makes each claim's [`Fence`] unique.
+    pub claim_seq: u64,
 }
 
 impl Job {
     /// The fence of the current attempt, if it is running.
     pub fn fence(&self) -> Option<Fence> {
         match (self.status, self.started_at) {
-            (JobStatus::Running, Some(started_at)) => Some(Fence { attempt: self.attempt, started_at }),
+            (JobStatus::Running, Some(started_at)) => {
+                Some(Fence { attempt: self.attempt, started_at, claim_seq: self.claim_seq })
+            }
             _ => None,
         }
     }

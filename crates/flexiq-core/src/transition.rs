@@ -27,6 +27,8 @@ pub struct JobState {
     pub max_retries: u32,
     /// Start of the current attempt (Unix ms).
     pub started_at: Option<i64>,
+    /// Claims so far (never given back).
+    pub claim_seq: u64,
     /// Backoff policy.
     pub backoff: Backoff,
 }
@@ -42,6 +44,7 @@ impl JobState {
             attempt,
             max_retries: 0,
             started_at: None,
+            claim_seq: u64::from(attempt),
             backoff: Backoff::default(),
         }
     }
@@ -55,6 +58,7 @@ impl From<&Job> for JobState {
             attempt: j.attempt,
             max_retries: j.max_retries,
             started_at: j.started_at,
+            claim_seq: j.claim_seq,
             backoff: j.backoff,
         }
     }
@@ -160,6 +164,8 @@ pub struct Next {
     pub run_at: Option<i64>,
     /// New `started_at` (Unix ms), set by a claim.
     pub started_at: Option<i64>,
+    /// New claim sequence number, set by a claim (the previous one plus one).
+    pub claim_seq: Option<u64>,
     /// `finished_at` (Unix ms), set on reaching a terminal status.
     pub finished_at: Option<i64>,
     /// New `last_error`, when it changes.
@@ -187,6 +193,7 @@ impl Next {
             attempt,
             run_at: None,
             started_at: None,
+            claim_seq: None,
             finished_at: None,
             last_error: None,
             error_record: None,
@@ -251,7 +258,8 @@ pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Ref
     if let Some(fence) = event.fence() {
         let current = state.status == JobStatus::Running
             && state.attempt == fence.attempt
-            && state.started_at == Some(fence.started_at);
+            && state.started_at == Some(fence.started_at)
+            && state.claim_seq == fence.claim_seq;
         if !current {
             return Err(Refusal::Superseded);
         }
@@ -264,6 +272,7 @@ pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Ref
             }
             let mut n = Next::to(JobStatus::Running, state.attempt + 1);
             n.started_at = Some(now);
+            n.claim_seq = Some(state.claim_seq + 1);
             Ok(n)
         }
         Event::Complete { .. } => {
@@ -393,19 +402,20 @@ mod tests {
             attempt,
             max_retries,
             started_at: Some(100),
+            claim_seq: u64::from(attempt),
             backoff: Backoff { base_ms: 10, max_ms: 100 },
         }
     }
 
     #[test]
     fn retries_until_the_budget_then_dead_letters() {
-        let fence = Fence { attempt: 1, started_at: 100 };
+        let fence = Fence { attempt: 1, started_at: 100, claim_seq: 1 };
         let n =
             transition(&running(1, 1), &Event::Fail { fence, error: "boom".into(), retryable: true }, 200)
                 .unwrap();
         assert_eq!(n.status, JobStatus::Pending);
         assert!(n.run_at.unwrap() >= 200);
-        let fence = Fence { attempt: 2, started_at: 100 };
+        let fence = Fence { attempt: 2, started_at: 100, claim_seq: 2 };
         let n =
             transition(&running(2, 1), &Event::Fail { fence, error: "boom".into(), retryable: true }, 300)
                 .unwrap();
@@ -416,7 +426,7 @@ mod tests {
 
     #[test]
     fn only_a_completion_of_the_same_attempt_now_is_plain() {
-        let fence = Fence { attempt: 1, started_at: 100 };
+        let fence = Fence { attempt: 1, started_at: 100, claim_seq: 1 };
         let done = transition(&running(1, 3), &Event::Complete { fence }, 500).unwrap();
         assert!(done.is_plain_completion(1, 500));
         assert!(!done.is_plain_completion(2, 500));
@@ -430,7 +440,7 @@ mod tests {
 
     #[test]
     fn non_retryable_failure_is_terminal_without_dead_letter() {
-        let fence = Fence { attempt: 1, started_at: 100 };
+        let fence = Fence { attempt: 1, started_at: 100, claim_seq: 1 };
         let n = transition(&running(1, 5), &Event::Fail { fence, error: "bad".into(), retryable: false }, 1)
             .unwrap();
         assert_eq!(n.status, JobStatus::Failed);
@@ -439,7 +449,7 @@ mod tests {
 
     #[test]
     fn stopping_on_a_cancel_request_cancels_without_retry() {
-        let fence = Fence { attempt: 1, started_at: 100 };
+        let fence = Fence { attempt: 1, started_at: 100, claim_seq: 1 };
         let ev = Event::CancelRunning { fence, reason: "asked to stop".into() };
         let n = transition(&running(1, 5), &ev, 7).unwrap();
         assert_eq!(n.status, JobStatus::Cancelled);
@@ -448,13 +458,13 @@ mod tests {
         assert_eq!(n.metric, None);
         assert_eq!(n.last_error.as_deref(), Some("cancelled: asked to stop"));
         let stale =
-            Event::CancelRunning { fence: Fence { attempt: 2, started_at: 100 }, reason: String::new() };
+            Event::CancelRunning { fence: Fence { attempt: 2, started_at: 100, claim_seq: 2 }, reason: String::new() };
         assert_eq!(transition(&running(1, 5), &stale, 7), Err(Refusal::Superseded));
     }
 
     #[test]
     fn stale_fence_is_superseded() {
-        let stale = Fence { attempt: 1, started_at: 100 };
+        let stale = Fence { attempt: 1, started_at: 100, claim_seq: 1 };
         assert_eq!(
             transition(&running(2, 3), &Event::Complete { fence: stale }, 1),
             Err(Refusal::Superseded)
@@ -465,8 +475,25 @@ mod tests {
     }
 
     #[test]
+    fn a_reclaim_in_the_same_millisecond_supersedes_the_first_fence() {
+        let mut s = JobState::probe(JobStatus::Pending, 0);
+        s.claim_seq = 0;
+        let first = transition(&s, &Event::Claim, 100).unwrap();
+        s = JobState { status: first.status, attempt: first.attempt, started_at: first.started_at, claim_seq: first.claim_seq.unwrap(), ..s };
+        let old = Fence { attempt: s.attempt, started_at: 100, claim_seq: s.claim_seq };
+        let back = transition(&s, &Event::Requeue, 100).unwrap();
+        s = JobState { status: back.status, attempt: back.attempt, started_at: None, ..s };
+        let again = transition(&s, &Event::Claim, 100).unwrap();
+        s = JobState { status: again.status, attempt: again.attempt, started_at: again.started_at, claim_seq: again.claim_seq.unwrap(), ..s };
+        assert_eq!((s.attempt, s.started_at), (old.attempt, Some(old.started_at)));
+        assert_eq!(transition(&s, &Event::Complete { fence: old }, 100), Err(Refusal::Superseded));
+        let new = Fence { claim_seq: s.claim_seq, ..old };
+        assert!(transition(&s, &Event::Complete { fence: new }, 100).is_ok());
+    }
+
+    #[test]
     fn defer_and_suspend_give_the_attempt_back() {
-        let fence = Fence { attempt: 2, started_at: 100 };
+        let fence = Fence { attempt: 2, started_at: 100, claim_seq: 2 };
         let n = transition(&running(2, 3), &Event::Defer { fence, until: 500, reason: "later".into() }, 1)
             .unwrap();
         assert_eq!((n.status, n.attempt, n.run_at), (JobStatus::Pending, 1, Some(500)));
@@ -503,25 +530,25 @@ mod tests {
         #[test]
         fn terminal_jobs_never_move(status in any_status(), attempt in 0u32..10, now in 0i64..1_000_000) {
             prop_assume!(status.is_terminal());
-            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: Some(1), backoff: Backoff::default() };
-            let fence = Fence { attempt, started_at: 1 };
+            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: Some(1), claim_seq: 1, backoff: Backoff::default() };
+            let fence = Fence { attempt, started_at: 1, claim_seq: 1 };
             for ev in [Event::Claim, Event::Complete { fence }, Event::HeartbeatLost, Event::Requeue, Event::Cancel, Event::DependenciesMet] {
                 prop_assert!(transition(&s, &ev, now).is_err());
             }
         }
 
         #[test]
-        fn only_the_exact_fence_acks(attempt in 1u32..20, started in 0i64..1_000, da in 0u32..3, ds in 0i64..3) {
-            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries: 3, started_at: Some(started), backoff: Backoff::default() };
-            let fence = Fence { attempt: attempt + da, started_at: started + ds };
+        fn only_the_exact_fence_acks(attempt in 1u32..20, started in 0i64..1_000, seq in 1u64..40, da in 0u32..3, ds in 0i64..3, dq in 0u64..3) {
+            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries: 3, started_at: Some(started), claim_seq: seq, backoff: Backoff::default() };
+            let fence = Fence { attempt: attempt + da, started_at: started + ds, claim_seq: seq + dq };
             let r = transition(&s, &Event::Complete { fence }, 5);
-            prop_assert_eq!(r.is_ok(), da == 0 && ds == 0);
+            prop_assert_eq!(r.is_ok(), da == 0 && ds == 0 && dq == 0);
         }
 
         #[test]
         fn a_failure_never_exceeds_the_budget(attempt in 1u32..20, max_retries in 0u32..10) {
-            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries, started_at: Some(0), backoff: Backoff::default() };
-            let fence = Fence { attempt, started_at: 0 };
+            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries, started_at: Some(0), claim_seq: 7, backoff: Backoff::default() };
+            let fence = Fence { attempt, started_at: 0, claim_seq: 7 };
             let n = transition(&s, &Event::Fail { fence, error: "e".into(), retryable: true }, 10).unwrap();
             prop_assert_eq!(n.status == JobStatus::Pending, attempt <= max_retries);
             prop_assert_eq!(n.dead_letter, attempt > max_retries);
@@ -529,9 +556,9 @@ mod tests {
 
         #[test]
         fn claims_count_attempts(status in any_status(), attempt in 0u32..50) {
-            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: None, backoff: Backoff::default() };
+            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: None, claim_seq: u64::from(attempt) + 5, backoff: Backoff::default() };
             match transition(&s, &Event::Claim, 7) {
-                Ok(n) => { prop_assert!(status.is_claimable()); prop_assert_eq!(n.attempt, attempt + 1); prop_assert_eq!(n.started_at, Some(7)); }
+                Ok(n) => { prop_assert!(status.is_claimable()); prop_assert_eq!(n.attempt, attempt + 1); prop_assert_eq!(n.started_at, Some(7)); prop_assert_eq!(n.claim_seq, Some(u64::from(attempt) + 6)); }
                 Err(_) => prop_assert!(!status.is_claimable()),
             }
         }

@@ -28,7 +28,7 @@ pub async fn ack_mixed_batch_keeps_each_outcome(h: &dyn Harness) {
     }
     let claimed = take(&*s, 4, now()).await;
     assert_eq!(claimed.len(), 4);
-    let stale = Fence { attempt: claimed[3].fence.attempt + 1, started_at: claimed[3].fence.started_at };
+    let stale = Fence { attempt: claimed[3].fence.attempt + 1, ..claimed[3].fence };
     let mk =
         |i: usize, kind: AckKind| Ack { job_id: claimed[i].job.id.clone(), fence: claimed[i].fence, kind };
     let acks = vec![

@@ -130,13 +130,13 @@ pub async fn dead_entry_keeps_metadata(h: &dyn Harness) {
     assert_eq!(entry.metadata.as_deref(), Some(r#"{"order":42}"#));
 }
 
-/// Retrying an entry of a revoked task is `Conflict`, and the entry stays for later.
-pub async fn dead_retry_of_revoked_task_is_conflict(h: &dyn Harness) {
+/// Retrying an entry of a revoked task is `TaskRevoked`, and the entry stays for later.
+pub async fn dead_retry_of_revoked_task_is_task_revoked(h: &dyn Harness) {
     let s = open(h, "default").await;
     kill(&*s, "t", "boom", at(1)).await;
     let entry = s.dead_letters(None, 10, 0).await.unwrap().remove(0);
     s.revoke_task("t").await.unwrap();
-    assert_kind(s.retry_dead(&entry.id, at(2)).await, ErrorKind::Conflict);
+    assert_kind(s.retry_dead(&entry.id, at(2)).await, ErrorKind::TaskRevoked);
     assert_eq!(s.dead_letters(None, 10, 0).await.unwrap().len(), 1);
     s.unrevoke_task("t").await.unwrap();
     s.retry_dead(&entry.id, at(3)).await.unwrap();

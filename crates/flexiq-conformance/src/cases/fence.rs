@@ -19,6 +19,18 @@ pub async fn fence_wrong_started_at_is_superseded(h: &dyn Harness) {
     assert_eq!(j.finished_at, None);
 }
 
+/// A fence with the wrong claim sequence is `Superseded`, even with attempt and start right.
+pub async fn fence_wrong_claim_seq_is_superseded(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let mut c = start(&*s, job("t", ""), now()).await;
+    c.fence.claim_seq += 1;
+    let out = ack(&*s, &c, AckKind::Complete { result: Some(b"zombie".to_vec()) }, at(1)).await;
+    assert_eq!(out, AckOutcome::Superseded);
+    let j = get(&*s, &c.job.id).await;
+    assert_eq!(j.status, JobStatus::Running);
+    assert_eq!(j.result, None);
+}
+
 /// A fence with the wrong attempt is `Superseded`.
 pub async fn fence_wrong_attempt_is_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
@@ -66,7 +78,7 @@ pub async fn fence_unknown_job_is_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let a = Ack {
         job_id: JobId::new(),
-        fence: Fence { attempt: 1, started_at: now() },
+        fence: Fence { attempt: 1, started_at: now(), claim_seq: 1 },
         kind: AckKind::Complete { result: None },
     };
     assert_eq!(s.ack(vec![a], now()).await.unwrap(), vec![AckOutcome::Superseded]);
@@ -125,7 +137,7 @@ pub async fn fence_pending_job_cannot_be_acked(h: &dyn Harness) {
     let id = crate::fixtures::put(&*s, job("t", ""), now()).await;
     let a = Ack {
         job_id: id.clone(),
-        fence: Fence { attempt: 0, started_at: now() },
+        fence: Fence { attempt: 0, started_at: now(), claim_seq: 0 },
         kind: AckKind::Complete { result: None },
     };
     assert_eq!(s.ack(vec![a], at(1)).await.unwrap(), vec![AckOutcome::Superseded]);

@@ -32,7 +32,7 @@ pub async fn heartbeat_lost_lease_is_superseded(h: &dyn Harness) {
 pub async fn heartbeat_stale_fence_or_unknown_is_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    let stale = Fence { attempt: c.fence.attempt, started_at: c.fence.started_at - 1 };
+    let stale = Fence { started_at: c.fence.started_at - 1, ..c.fence };
     let r = s.heartbeat(vec![(c.job.id.clone(), stale), (JobId::new(), c.fence)], at(5)).await.unwrap();
     assert_eq!(r.len(), 2);
     assert_eq!(r[0].outcome, AckOutcome::Superseded);

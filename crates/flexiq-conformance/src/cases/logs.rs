@@ -52,7 +52,7 @@ pub async fn logs_progress_stale_fence_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
     s.set_progress(&c.job.id, c.fence, 10.0).await.unwrap();
-    let stale = Fence { attempt: c.fence.attempt, started_at: c.fence.started_at + 5 };
+    let stale = Fence { started_at: c.fence.started_at + 5, ..c.fence };
     assert_eq!(s.set_progress(&c.job.id, stale, 90.0).await.unwrap(), AckOutcome::Superseded);
     assert_eq!(get(&*s, &c.job.id).await.progress, Some(10.0));
 }

@@ -6,6 +6,7 @@ pub mod archive;
 pub mod cancel;
 pub mod caps;
 pub mod claim;
+pub mod claim_seq;
 pub mod concurrency;
 pub mod cursors;
 pub mod dag;

@@ -79,12 +79,12 @@ pub async fn replay_has_fresh_budget(h: &dyn Harness) {
     assert_eq!(get(&*s, &original).await.attempt, 1);
 }
 
-/// Replaying a job of a revoked task is `Conflict` and records no replay.
-pub async fn replay_of_revoked_task_is_conflict(h: &dyn Harness) {
+/// Replaying a job of a revoked task is `TaskRevoked` and records no replay.
+pub async fn replay_of_revoked_task_is_task_revoked(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = finish(&*s, job_with("t", "", EnqueueOptions::default()), now()).await;
     s.revoke_task("t").await.unwrap();
-    assert_kind(s.replay(&id, at(1)).await, ErrorKind::Conflict);
+    assert_kind(s.replay(&id, at(1)).await, ErrorKind::TaskRevoked);
     assert!(s.replay_history(&id).await.unwrap().is_empty());
     assert_eq!(s.stats(None).await.unwrap().total(), 1);
 }

@@ -1,17 +1,20 @@
-//! Revoked tasks: enqueues refused with `Conflict`, claims skip them, unrevoke lifts it.
+//! Revoked tasks: new enqueues refused with `TaskRevoked`; jobs already pending still run;
+//! unrevoke lifts it.
 
 use flexiq_core::ErrorKind;
 
 use crate::fixtures::{assert_kind, enqueue, ids, job, listed_ids, now, open, put, take};
 use crate::Harness;
 
-/// Enqueueing a revoked task is `Conflict` and writes nothing.
-pub async fn revoke_enqueue_is_conflict(h: &dyn Harness) {
+/// Enqueueing a revoked task is `TaskRevoked`, names the task and writes nothing.
+pub async fn revoke_enqueue_is_task_revoked(h: &dyn Harness) {
     let s = open(h, "default").await;
     s.revoke_task("bad").await.unwrap();
     let j = job("bad", "");
     let id = j.id.clone();
-    assert_kind(enqueue(&*s, vec![j], None, now()).await, ErrorKind::Conflict);
+    let err = enqueue(&*s, vec![j], None, now()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TaskRevoked, "{err}");
+    assert!(err.to_string().contains("bad"), "the error names the task: {err}");
     assert!(s.get(&id).await.unwrap().is_none());
 }
 
@@ -19,18 +22,26 @@ pub async fn revoke_enqueue_is_conflict(h: &dyn Harness) {
 pub async fn revoke_batch_with_revoked_task_rejected_whole(h: &dyn Harness) {
     let s = open(h, "default").await;
     s.revoke_task("bad").await.unwrap();
-    assert_kind(enqueue(&*s, vec![job("good", ""), job("bad", "")], None, now()).await, ErrorKind::Conflict);
+    assert_kind(enqueue(&*s, vec![job("good", ""), job("bad", "")], None, now()).await, ErrorKind::TaskRevoked);
     assert!(listed_ids(&*s).await.is_empty());
 }
 
-/// Jobs enqueued before a revocation stay pending but are not claimed.
-pub async fn revoke_claims_skip_revoked_task(h: &dyn Harness) {
+/// Jobs enqueued before a revocation are not affected: they are claimed and run to the end.
+pub async fn revoke_existing_pending_jobs_still_run(h: &dyn Harness) {
     let s = open(h, "default").await;
     let bad = put(&*s, job("bad", ""), now()).await;
     let good = put(&*s, job("good", ""), now()).await;
     s.revoke_task("bad").await.unwrap();
-    assert_eq!(ids(&take(&*s, 10, now()).await), vec![good]);
-    assert_eq!(crate::fixtures::status(&*s, &bad).await, flexiq_core::JobStatus::Pending);
+    let claimed = take(&*s, 10, now()).await;
+    let mut got = ids(&claimed);
+    got.sort();
+    let mut want = vec![bad.clone(), good];
+    want.sort();
+    assert_eq!(got, want, "a revoked task's pending jobs are still claimed");
+    for c in &claimed {
+        crate::fixtures::complete(&*s, c, None, now()).await;
+    }
+    assert_eq!(crate::fixtures::status(&*s, &bad).await, flexiq_core::JobStatus::Completed);
 }
 
 /// Unrevoking returns true, and the task is enqueued and claimed again.
