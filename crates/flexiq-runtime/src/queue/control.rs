@@ -97,12 +97,29 @@ impl Queue {
         self.purge(queue).await
     }
 
-    /// Refuses every future enqueue of a task (pending jobs are not affected).
+    /// Refuses every future enqueue of a task with `TaskRevoked` (and retries of its dead
+    /// letters and replays of its jobs). Jobs of the task already pending are not affected:
+    /// workers still claim and run them.
     pub async fn revoke_task(&self, task: &str) -> Result<()> {
         validate_name("task name", task)?;
         self.store.revoke_task(task).await?;
         tracing::info!(task, "revoked task");
         Ok(())
+    }
+
+    /// Lifts a revocation so the task may be enqueued again; false when it was not revoked.
+    pub async fn unrevoke_task(&self, task: &str) -> Result<bool> {
+        validate_name("task name", task)?;
+        let lifted = self.store.unrevoke_task(task).await?;
+        if lifted {
+            tracing::info!(task, "unrevoked task");
+        }
+        Ok(lifted)
+    }
+
+    /// The revoked task names in this namespace, sorted.
+    pub async fn revoked_tasks(&self) -> Result<Vec<String>> {
+        Ok(self.store.revoked_tasks().await?)
     }
 
     /// Deletes completed jobs that finished more than `older_than_secs` seconds ago; returns

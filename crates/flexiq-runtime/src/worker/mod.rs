@@ -15,6 +15,7 @@ mod execute;
 mod handler;
 mod heartbeat;
 mod prefetch;
+mod readiness;
 mod run;
 
 use std::collections::HashMap;
@@ -52,6 +53,7 @@ pub(crate) struct Shared {
     pub(crate) handlers: HashMap<String, (Handler, TaskOptions)>,
     pub(crate) active: Mutex<HashMap<JobId, ActiveJob>>,
     pub(crate) counters: Arc<Counters>,
+    pub(crate) ready: readiness::ReadySender,
 }
 
 /// A handler registry plus the configuration to run it; [`Worker::start`] or
@@ -129,16 +131,22 @@ impl Worker {
         let shutdown = CancellationToken::new();
         let counters = Arc::new(Counters::default());
         let worker_id = self.worker_id.clone();
-        let join = tokio::spawn(self.run_with(shutdown.clone(), counters.clone()));
-        WorkerHandle { shutdown, join, counters, worker_id }
+        let (ready_tx, ready) = readiness::channel();
+        let join = tokio::spawn(self.run_with(shutdown.clone(), counters.clone(), ready_tx));
+        WorkerHandle { shutdown, join, counters, worker_id, ready }
     }
 
     /// Runs until `shutdown` fires, then shuts down gracefully (see [`WorkerConfig::shutdown_timeout`]).
     pub async fn run(self, shutdown: CancellationToken) -> Result<WorkerCounters> {
-        self.run_with(shutdown, Arc::new(Counters::default())).await
+        self.run_with(shutdown, Arc::new(Counters::default()), readiness::channel().0).await
     }
 
-    async fn run_with(self, shutdown: CancellationToken, counters: Arc<Counters>) -> Result<WorkerCounters> {
+    async fn run_with(
+        self,
+        shutdown: CancellationToken,
+        counters: Arc<Counters>,
+        ready: readiness::ReadySender,
+    ) -> Result<WorkerCounters> {
         let shared = Arc::new(Shared {
             queue: self.queue,
             worker_id: self.worker_id,
@@ -146,8 +154,11 @@ impl Worker {
             handlers: self.handlers,
             active: Mutex::new(HashMap::new()),
             counters,
+            ready,
         });
-        run::run(shared, shutdown).await
+        let out = run::run(shared.clone(), shutdown).await;
+        readiness::mark_stopped(&shared.ready);
+        out
     }
 }
 
@@ -158,9 +169,23 @@ pub struct WorkerHandle {
     join: JoinHandle<Result<WorkerCounters>>,
     counters: Arc<Counters>,
     worker_id: String,
+    ready: tokio::sync::watch::Receiver<readiness::Readiness>,
 }
 
 impl WorkerHandle {
+    /// Resolves once the worker is live: registered in the worker registry and its first claim
+    /// has reached the store, so a job enqueued from now on is picked up without waiting for a
+    /// poll. `Closed` (naming the worker) when it stopped before getting there, for example
+    /// because the store could not be reached.
+    pub async fn ready(&self) -> Result<()> {
+        readiness::wait_ready(self.ready.clone(), &self.worker_id).await
+    }
+
+    /// Whether the worker has stopped (shut down, or failed).
+    pub fn is_finished(&self) -> bool {
+        self.join.is_finished()
+    }
+
     /// The worker's id.
     pub fn id(&self) -> &str {
         &self.worker_id

@@ -159,6 +159,7 @@ impl Dispatcher {
             if maybe_more && free > 0 && self.buffer.len() <= low_water {
                 match self.claim(free).await {
                     Ok(n) => {
+                        super::readiness::mark_ready(&self.shared.ready);
                         maybe_more = n as u32 == free;
                         if n > 0 {
                             continue;

@@ -77,10 +77,22 @@ async fn purge_cancels_pending_jobs_of_one_queue() {
 #[tokio::test]
 async fn revoke_task_refuses_future_enqueues() {
     let q = open().await;
+    let before = q.enqueue("old", b"".to_vec(), EnqueueOptions::default()).await.unwrap();
     q.revoke_task("old").await.unwrap();
-    assert_code!(q.enqueue("old", b"".to_vec(), EnqueueOptions::default()).await, "CONFLICT");
+    assert_code!(q.enqueue("old", b"".to_vec(), EnqueueOptions::default()).await, "TASK_REVOKED");
     q.enqueue("new", b"".to_vec(), EnqueueOptions::default()).await.unwrap();
     assert_code!(q.revoke_task("").await, "INVALID_ARGUMENT");
+    assert_eq!(q.revoked_tasks().await.unwrap(), vec!["old"]);
+    assert_eq!(
+        q.get_job(before.as_str()).await.unwrap().unwrap().status,
+        JobStatus::Pending,
+        "a job enqueued before the revocation stays pending, to be claimed"
+    );
+    assert!(q.unrevoke_task("old").await.unwrap());
+    assert!(!q.unrevoke_task("old").await.unwrap());
+    assert!(q.revoked_tasks().await.unwrap().is_empty());
+    q.enqueue("old", b"".to_vec(), EnqueueOptions::default()).await.unwrap();
+    assert_code!(q.unrevoke_task("").await, "INVALID_ARGUMENT");
 }
 
 #[tokio::test]

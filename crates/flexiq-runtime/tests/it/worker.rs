@@ -267,3 +267,26 @@ async fn shutdown_deadline_gives_back_stuck_handlers() {
     assert_eq!((job.status, job.attempt), (JobStatus::Pending, 0), "given back with its attempt returned");
     assert_eq!(counters.given_back, 1);
 }
+
+#[tokio::test]
+async fn ready_resolves_once_the_worker_claims_and_errors_when_it_stopped_first() {
+    let q = open().await;
+    let mut w = Worker::new(q.queue.clone(), quiet_config()).unwrap();
+    w.register("t", |_| async { Ok(Some(b"done".to_vec())) }).unwrap();
+    let handle = w.start();
+    handle.ready().await.unwrap();
+    let workers = q.list_workers().await.unwrap();
+    assert!(workers.iter().any(|i| i.id == handle.id()), "a ready worker is registered");
+    let id = q.enqueue("t", b"".to_vec(), EnqueueOptions::default()).await.unwrap();
+    let got = q.result(id.as_str(), Some(Duration::from_secs(10)), None).await.unwrap();
+    assert_eq!(got.as_deref(), Some(&b"done"[..]));
+    handle.shutdown().await.unwrap();
+
+    q.close().await.unwrap();
+    let w = Worker::new(q.queue.clone(), quiet_config()).unwrap();
+    let handle = w.start();
+    let err = handle.ready().await.unwrap_err();
+    assert_eq!(err.code(), "CLOSED", "{err}");
+    assert!(err.to_string().contains(handle.id()), "{err}");
+    let _ = handle.join().await;
+}
