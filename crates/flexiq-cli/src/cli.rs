@@ -5,7 +5,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{contract, dlq, jobs, queue, retention, settings};
+use crate::commands::{contract, dlq, jobs, queue, retention, settings, task};
 use crate::demo::DemoArgs;
 
 /// flexiq: a durable job queue on SQLite, PostgreSQL or Redis.
@@ -55,6 +55,9 @@ pub enum Command {
     /// Pause, resume, rate limits and concurrency caps of queues.
     #[command(subcommand)]
     Queue(queue::QueueCmd),
+    /// Revoke and unrevoke task names: refuse or allow new enqueues of them.
+    #[command(subcommand)]
+    Task(task::TaskCmd),
     /// Force a stuck running job back to pending (only when its worker is dead or hung).
     Requeue {
         /// The job id.

@@ -60,7 +60,9 @@ pub fn exit_code_for(kind: ErrorKind) -> i32 {
     match kind {
         ErrorKind::InvalidArgument => EXIT_INVALID,
         ErrorKind::NotFound => EXIT_NOT_FOUND,
-        ErrorKind::Conflict | ErrorKind::Superseded | ErrorKind::QueueFull => EXIT_CONFLICT,
+        ErrorKind::Conflict | ErrorKind::Superseded | ErrorKind::QueueFull | ErrorKind::TaskRevoked => {
+            EXIT_CONFLICT
+        }
         ErrorKind::Unsupported => EXIT_UNSUPPORTED,
         ErrorKind::ContractTooOld => EXIT_CONTRACT_TOO_OLD,
         _ => EXIT_OTHER,

@@ -98,6 +98,7 @@ async fn dispatch(cli: Cli) -> CliResult {
         Command::Jobs(cmd) => commands::jobs::run(g, cmd, out).await,
         Command::Dlq(cmd) => commands::dlq::run(g, cmd, out).await,
         Command::Queue(cmd) => commands::queue::run(g, cmd, out).await,
+        Command::Task(cmd) => commands::task::run(g, cmd, out).await,
         Command::Requeue { id } => commands::requeue::run(g, &id, out).await,
         Command::Migrate => commands::contract::migrate(g, out).await,
         Command::Contract(cmd) => commands::contract::run(g, cmd, out).await,

@@ -8,5 +8,6 @@ pub mod requeue;
 pub mod retention;
 pub mod settings;
 pub mod stats;
+pub mod task;
 pub mod view;
 pub mod workers;

@@ -20,6 +20,7 @@ fn help_and_version_exit_0() {
         "jobs",
         "dlq",
         "queue",
+        "task",
         "requeue",
         "migrate",
         "contract",

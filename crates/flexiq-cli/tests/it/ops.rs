@@ -59,6 +59,30 @@ async fn queue_controls_are_persisted() {
 }
 
 #[tokio::test]
+async fn task_revoke_refuses_new_enqueues_and_unrevoke_lifts_it() {
+    let s = seeded().await;
+    let q = s.queue().await;
+    let before = q.enqueue("report.build", b"{}".to_vec(), Default::default()).await.unwrap();
+    assert!(s.run(&["task", "revoked"]).ok().stdout.contains("no revoked tasks"));
+    let v = s.run(&["task", "revoke", "report.build", "--json"]).ok().json();
+    assert_eq!(v["revoked"], true);
+    assert_eq!(s.run(&["task", "revoked", "--json"]).ok().json(), serde_json::json!(["report.build"]));
+    let err = q.enqueue("report.build", b"{}".to_vec(), Default::default()).await.unwrap_err();
+    assert_eq!(err.code(), "TASK_REVOKED", "{err}");
+    assert_eq!(
+        q.get_job(before.as_str()).await.unwrap().unwrap().status,
+        flexiq_core::JobStatus::Pending,
+        "the job enqueued before the revocation is untouched"
+    );
+    let v = s.run(&["task", "unrevoke", "report.build", "--json"]).ok().json();
+    assert_eq!(v["was_revoked"], true);
+    assert!(s.run(&["task", "unrevoke", "report.build"]).ok().stdout.contains("was not revoked"));
+    q.enqueue("report.build", b"{}".to_vec(), Default::default()).await.unwrap();
+    s.run(&["task", "revoke", ""]).fails(2, "task name");
+    q.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn requeue_puts_a_stuck_running_job_back() {
     let s = seeded().await;
     let q = s.queue().await;

@@ -7,12 +7,30 @@ use flexiq_runtime::services::{RescueConfig, Rescuer};
 use flexiq_runtime::{CancelReason, EnqueueOptions, JobStatus, Worker, WorkerConfig};
 use tokio::sync::Notify;
 
-use crate::common::{eventually, manual, open, quiet_config};
+use crate::backends::{self, Backend};
+use crate::common::{eventually, manual, quiet_config};
 
 #[tokio::test]
-async fn a_lost_lease_is_superseded_and_the_newer_result_stands() {
-    let q = open().await;
-    let (q, clock) = manual(&q);
+async fn a_lost_lease_is_superseded_and_the_newer_result_stands_on_sqlite() {
+    lost_lease_is_superseded(backends::sqlite().await).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_lost_lease_is_superseded_and_the_newer_result_stands_on_postgres() {
+    lost_lease_is_superseded(backends::postgres().await).await;
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn a_lost_lease_is_superseded_and_the_newer_result_stands_on_redis() {
+    lost_lease_is_superseded(backends::redis().await).await;
+}
+
+/// A handler paused past its lease: the rescuer releases the job, a second worker re-claims and
+/// finishes it, and the first worker's late result is `Superseded` and changes nothing.
+async fn lost_lease_is_superseded(backend: Backend) {
+    let (q, clock) = manual(backend.queue());
     let release_first = Arc::new(Notify::new());
     let first_saw = Arc::new(parking_lot::Mutex::new(None));
 
@@ -64,4 +82,6 @@ async fn a_lost_lease_is_superseded_and_the_newer_result_stands() {
     assert_eq!(job.status, JobStatus::Completed);
     assert_eq!(job.result.as_deref(), Some(&b"second"[..]));
     assert_eq!(job.attempt, 2);
+    assert_eq!(job.claim_seq, 2);
+    backend.cleanup().await;
 }

@@ -1,6 +1,7 @@
 //! Integration tests of the runtime on the SQLite store: every `Queue` entry point, the
 //! worker, fencing, the maintenance services, and crash / shutdown reliability.
 
+mod backends;
 mod common;
 mod connect;
 mod fence;
