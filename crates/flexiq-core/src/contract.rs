@@ -9,7 +9,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// The contract level this build speaks.
-pub const CONTRACT_LEVEL: u32 = 1;
+///
+/// - 1: the first storage and wire contract.
+/// - 2: every claim advances the job's claim sequence and every fenced write checks it. A
+///   level-1 build claims without advancing it, so once every process runs level 2, raise the
+///   floor to 2 to keep level-1 builds out.
+pub const CONTRACT_LEVEL: u32 = 2;
 
 /// Fails with `ContractTooOld` when `floor` is above this build's level.
 pub fn check_floor(floor: u32) -> Result<()> {
