@@ -114,14 +114,17 @@ impl PgStore {
         let ids: Vec<Uuid> = jobs.iter().map(|(id, _)| uid(id)).collect::<Result<_>>()?;
         let attempts: Vec<i32> = jobs.iter().map(|(_, f)| f.attempt as i32).collect();
         let started: Vec<i64> = jobs.iter().map(|(_, f)| f.started_at).collect();
+        let seqs: Vec<i64> = jobs.iter().map(|(_, f)| f.claim_seq.min(i64::MAX as u64) as i64).collect();
         let ns: &str = &self.ns;
         let sql = self.sql(
-            "UPDATE {S}.jobs j SET heartbeat_at = $2 FROM unnest($3::uuid[], $4::int4[], $5::int8[]) AS u(id, attempt, started_at) \
-             WHERE j.id = u.id AND j.namespace = $1 AND j.status = 1 AND j.attempt = u.attempt AND j.started_at = u.started_at \
+            "UPDATE {S}.jobs j SET heartbeat_at = $2 \
+             FROM unnest($3::uuid[], $4::int4[], $5::int8[], $6::int8[]) AS u(id, attempt, started_at, claim_seq) \
+             WHERE j.id = u.id AND j.namespace = $1 AND j.status = 1 AND j.attempt = u.attempt \
+               AND j.started_at = u.started_at AND j.claim_seq = u.claim_seq \
              RETURNING j.id, j.cancel_requested",
         );
         let c = self.conn().await?;
-        let rows = c.rows("heartbeat", &sql, &[&ns, &now, &ids, &attempts, &started]).await?;
+        let rows = c.rows("heartbeat", &sql, &[&ns, &now, &ids, &attempts, &started, &seqs]).await?;
         let renewed: HashMap<Uuid, bool> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         let flagged: Vec<Uuid> = ids.iter().filter(|id| !renewed.contains_key(id)).copied().collect();
         // A superseded attempt still learns whether cancellation was requested.

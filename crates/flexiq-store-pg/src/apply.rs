@@ -67,10 +67,12 @@ const UPDATE: &str = "UPDATE {S}.jobs AS j SET status = u.status, attempt = u.at
     worker_id = CASE WHEN u.clear_lease THEN NULL ELSE coalesce(u.worker, j.worker_id) END, \
     heartbeat_at = CASE WHEN u.clear_lease OR u.started_at IS NOT NULL THEN NULL ELSE j.heartbeat_at END, \
     result = CASE WHEN u.set_result THEN u.result ELSE j.result END, \
-    cancel_requested = j.cancel_requested AND NOT u.clear_cancel \
+    cancel_requested = j.cancel_requested AND NOT u.clear_cancel, \
+    claim_seq = coalesce(u.claim_seq, j.claim_seq) \
     FROM unnest($1::uuid[], $2::int2[], $3::int4[], $4::int8[], $5::int8[], $6::int8[], $7::text[], \
-    $8::bool[], $9::text[], $10::bool[], $11::bytea[], $12::bool[]) \
-    AS u(id, status, attempt, run_at, started_at, finished_at, last_error, clear_lease, worker, set_result, result, clear_cancel) \
+    $8::bool[], $9::text[], $10::bool[], $11::bytea[], $12::bool[], $13::int8[]) \
+    AS u(id, status, attempt, run_at, started_at, finished_at, last_error, clear_lease, worker, set_result, result, \
+    clear_cancel, claim_seq) \
     WHERE j.id = u.id";
 
 const ERRORS: &str = "INSERT INTO {S}.job_errors (id, namespace, job_id, attempt, error, failed_at) \
@@ -114,6 +116,7 @@ impl PgStore {
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut set_result, mut result, mut clear_cancel) =
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut claim_seq: Vec<Option<i64>> = Vec::with_capacity(n);
         let (mut e_ids, mut e_jobs, mut e_attempts, mut e_texts) = (vec![], vec![], vec![], vec![]);
         let (mut d_ids, mut d_jobs) = (vec![], vec![]);
         let (mut m_jobs, mut m_tasks, mut m_queues, mut m_attempts, mut m_ok, mut m_dur) =
@@ -132,6 +135,7 @@ impl PgStore {
             set_result.push(ch.result.is_some());
             result.push(ch.result.clone().flatten());
             clear_cancel.push(nx.clear_cancel_request);
+            claim_seq.push(nx.claim_seq.map(|q| q.min(i64::MAX as u64) as i64));
             let ended_attempt = ch.before.state.attempt as i32;
             if let Some(text) = &nx.error_record {
                 e_ids.push(new_uuid());
@@ -163,7 +167,7 @@ impl PgStore {
         let dead_st = if d_ids.is_empty() { None } else { Some(c.prep(what, &self.sql(DEAD)).await?) };
         let met_st = if m_jobs.is_empty() { None } else { Some(c.prep(what, &self.sql(METRICS)).await?) };
         let ns: &str = &self.ns;
-        let upd_params: [&(dyn ToSql + Sync); 12] = [
+        let upd_params: [&(dyn ToSql + Sync); 13] = [
             &ids,
             &status,
             &attempt,
@@ -176,6 +180,7 @@ impl PgStore {
             &set_result,
             &result,
             &clear_cancel,
+            &claim_seq,
         ];
         let upd = async { c.query(&upd_st, &upd_params).await.map_err(|e| error::pg(what, e)) };
         let err_params: [&(dyn ToSql + Sync); 6] = [&ns, &now, &e_ids, &e_jobs, &e_attempts, &e_texts];

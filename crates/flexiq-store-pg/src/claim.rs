@@ -16,7 +16,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
-use crate::row::{job, loaded, state_cols};
+use crate::row::{job, loaded, state_cols, STATE_COL_COUNT};
 use crate::store::PgStore;
 
 /// Claim candidates: per eligible queue, the first `cap` claimable rows in claim order.
@@ -40,7 +40,6 @@ pub(crate) fn claim_sql(limited: bool) -> String {
          CROSS JOIN LATERAL \
            (SELECT * FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.queue = qs.queue AND j.status IN (0, 6) \
               AND j.run_at <= $3 \
-              AND j.task <> ALL (ARRAY(SELECT task FROM {{S}}.revoked_tasks WHERE namespace = $1)) \
             ORDER BY j.priority DESC, j.run_at, j.id LIMIT qs.cap FOR UPDATE SKIP LOCKED) AS j \
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4",
         cols = state_cols("j"),
@@ -138,7 +137,7 @@ impl PgStore {
                 for id in order {
                     if let Some(r) = by_id.remove(&id) {
                         let j = job(&r)?;
-                        let fence = Fence { attempt: j.attempt, started_at: now };
+                        let fence = Fence { attempt: j.attempt, started_at: now, claim_seq: j.claim_seq };
                         out.push(ClaimedJob { job: j, fence });
                     }
                 }
@@ -234,5 +233,6 @@ impl PgStore {
 
 /// Sorts candidate rows (state columns, then priority and run_at) into claim order.
 fn sort_claim_order(rows: &mut [Row]) {
-    rows.sort_by_key(|r| (Reverse(r.get::<_, i32>(10)), r.get::<_, i64>(11), r.get::<_, Uuid>(0)));
+    let (priority, run_at) = (STATE_COL_COUNT, STATE_COL_COUNT + 1);
+    rows.sort_by_key(|r| (Reverse(r.get::<_, i32>(priority)), r.get::<_, i64>(run_at), r.get::<_, Uuid>(0)));
 }

@@ -51,18 +51,17 @@ fn free_claim_sql() -> String {
         "WITH lim AS (SELECT EXISTS (SELECT 1 FROM {{S}}.queues q WHERE {eligible} \
             AND (q.rate_count IS NOT NULL OR q.concurrency IS NOT NULL)) AS limited \
             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed), \
-         c AS (SELECT j.id, j.status AS st0, j.attempt AS at0 FROM \
+         c AS (SELECT j.id, j.status AS st0, j.attempt AS at0, j.claim_seq AS seq0 FROM \
            (SELECT q.queue FROM {{S}}.queues q WHERE {eligible} \
               AND q.rate_count IS NULL AND q.concurrency IS NULL AND NOT (SELECT limited FROM lim)) AS qs \
            CROSS JOIN LATERAL \
-           (SELECT j.id, j.status, j.attempt, j.priority, j.run_at FROM {{S}}.jobs j \
+           (SELECT j.id, j.status, j.attempt, j.claim_seq, j.priority, j.run_at FROM {{S}}.jobs j \
             WHERE j.namespace = $1 AND j.queue = qs.queue AND j.status IN (0, 6) AND j.run_at <= $3 \
-              AND j.task <> ALL (ARRAY(SELECT task FROM {{S}}.revoked_tasks WHERE namespace = $1)) \
             ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED) AS j \
            ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4), \
          u AS (UPDATE {{S}}.jobs j SET status = $5, attempt = j.attempt + $6, started_at = $3, \
-              finished_at = NULL, heartbeat_at = NULL, worker_id = $7 \
-            FROM c WHERE j.id = c.id RETURNING {cols}, c.st0, c.at0) \
+              finished_at = NULL, heartbeat_at = NULL, worker_id = $7, claim_seq = j.claim_seq + 1 \
+            FROM c WHERE j.id = c.id RETURNING {cols}, c.st0, c.at0, c.seq0) \
          SELECT u.*, lim.limited FROM lim LEFT JOIN u ON true \
          ORDER BY u.priority DESC, u.run_at, u.id",
         cols = job_cols("j"),
@@ -97,7 +96,7 @@ impl PgStore {
             [&ns, &req.queues, &req.now, &limit, &st, &step, &req.worker_id];
         let rows = c.query(&stmt, &params).await.map_err(|e| pg(what, e))?;
         let ncols = JOB_COLS.split(", ").count();
-        let limited = rows.first().map(|r| r.get::<_, bool>(ncols + 2)).unwrap_or(false);
+        let limited = rows.first().map(|r| r.get::<_, bool>(ncols + 3)).unwrap_or(false);
         if limited {
             self.limited.seen(req.now);
             return Ok(None);
@@ -115,17 +114,23 @@ impl PgStore {
                     .map_err(|_| corrupt(format!("attempt of job {}", j.id)))?,
                 max_retries: j.max_retries,
                 started_at: None,
+                claim_seq: u64::try_from(r.get::<_, i64>(ncols + 2))
+                    .map_err(|_| corrupt(format!("claim_seq of job {}", j.id)))?,
                 backoff: j.backoff,
             };
             let next =
                 transition(&before, &Event::Claim, req.now).map_err(|e| e.into_error(j.id.as_str()))?;
-            if next.status != j.status || next.attempt != j.attempt || next.started_at != j.started_at {
+            if next.status != j.status
+                || next.attempt != j.attempt
+                || next.started_at != j.started_at
+                || next.claim_seq != Some(j.claim_seq)
+            {
                 return Err(Error::backend(format!(
-                    "claim of job {} wrote status {:?} attempt {}, not what the state machine decided",
-                    j.id, j.status, j.attempt
+                    "claim of job {} wrote status {:?} attempt {} claim_seq {}, not what the state machine decided",
+                    j.id, j.status, j.attempt, j.claim_seq
                 )));
             }
-            let fence = Fence { attempt: j.attempt, started_at: req.now };
+            let fence = Fence { attempt: j.attempt, started_at: req.now, claim_seq: j.claim_seq };
             out.push(ClaimedJob { job: j, fence });
         }
         Ok(Some(out))

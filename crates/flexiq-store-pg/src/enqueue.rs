@@ -314,6 +314,7 @@ impl PgStore {
                         attempt: 0,
                         max_retries: j.max_retries,
                         started_at: None,
+                        claim_seq: 0,
                         backoff: j.backoff,
                     };
                     let statuses: Vec<(Uuid, JobStatus)> = deps

@@ -122,12 +122,14 @@ impl History for PgStore {
         }
         let ns: &str = &self.ns;
         let attempt = fence.attempt as i32;
+        let seq = fence.claim_seq.min(i64::MAX as u64) as i64;
         let sql = self.sql(
             "UPDATE {S}.jobs SET progress = $3 WHERE namespace = $1 AND id = $2 AND status = 1 \
-             AND attempt = $4 AND started_at = $5",
+             AND attempt = $4 AND started_at = $5 AND claim_seq = $6",
         );
         let c = self.conn().await?;
-        let n = c.exec("set progress", &sql, &[&ns, &u, &progress, &attempt, &fence.started_at]).await?;
+        let n =
+            c.exec("set progress", &sql, &[&ns, &u, &progress, &attempt, &fence.started_at, &seq]).await?;
         if n == 0 {
             return Ok(AckOutcome::Superseded);
         }

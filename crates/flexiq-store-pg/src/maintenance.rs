@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use flexiq_core::store::Maintenance;
 use flexiq_core::{validate_limit, EffectiveRetention, Result, RetentionTable, RetentionWindows, WorkerInfo};
 
+use crate::row::JOB_COLS;
 use crate::store::PgStore;
 
 /// The table and time column each retention window applies to.
@@ -54,12 +55,14 @@ impl Maintenance for PgStore {
     async fn archive_terminal(&self, cutoff: i64, limit: u32, now: i64) -> Result<u64> {
         let limit = i64::from(validate_limit(i64::from(limit))?);
         let ns: &str = &self.ns;
-        let sql = self.sql(
-            "WITH moved AS (DELETE FROM {S}.jobs WHERE id IN ( \
-                SELECT id FROM {S}.jobs WHERE namespace = $1 AND status IN (2, 3, 4, 5) AND finished_at < $2 \
+        // Columns by name: `archived_jobs` gained `claim_seq` after its `archived_at`.
+        let cols = format!("{JOB_COLS}, has_dependents");
+        let sql = self.sql(&format!(
+            "WITH moved AS (DELETE FROM {{S}}.jobs WHERE id IN ( \
+                SELECT id FROM {{S}}.jobs WHERE namespace = $1 AND status IN (2, 3, 4, 5) AND finished_at < $2 \
                 ORDER BY finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING *) \
-             INSERT INTO {S}.archived_jobs SELECT moved.*, $4::int8 FROM moved",
-        );
+             INSERT INTO {{S}}.archived_jobs ({cols}, archived_at) SELECT {cols}, $4::int8 FROM moved"
+        ));
         let c = self.conn().await?;
         c.exec("archive jobs", &sql, &[&ns, &cutoff, &limit, &now]).await
     }

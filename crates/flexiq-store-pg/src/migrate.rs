@@ -17,6 +17,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (1, include_str!("migrations/0001_init.sql")),
     (2, include_str!("migrations/0002_fewer_job_indexes.sql")),
     (3, include_str!("migrations/0003_no_due_index.sql")),
+    (4, include_str!("migrations/0004_claim_seq.sql")),
 ];
 
 /// The schema version this build needs.

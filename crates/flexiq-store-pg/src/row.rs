@@ -12,7 +12,7 @@ use crate::error::corrupt;
 pub(crate) const JOB_COLS: &str = "id, namespace, queue, task, payload, priority, status, attempt, \
     max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, started_at, heartbeat_at, \
     finished_at, worker_id, result, last_error, unique_key, metadata, progress, timeout_ms, \
-    cancel_requested, depends_on, group_key, workflow_run_id, workflow_stage_id";
+    cancel_requested, depends_on, group_key, workflow_run_id, workflow_stage_id, claim_seq";
 
 /// [`JOB_COLS`] qualified with a table alias (`j.id, j.namespace, ...`).
 pub(crate) fn job_cols(alias: &str) -> String {
@@ -20,8 +20,11 @@ pub(crate) fn job_cols(alias: &str) -> String {
 }
 
 /// The columns the state machine and side effects need, in the order [`loaded`] reads them.
-pub(crate) const STATE_COLS: &str =
-    "id, status, attempt, max_retries, started_at, backoff_base_ms, backoff_max_ms, queue, task, has_dependents";
+pub(crate) const STATE_COLS: &str = "id, status, attempt, max_retries, started_at, backoff_base_ms, \
+    backoff_max_ms, queue, task, has_dependents, claim_seq";
+
+/// How many columns [`STATE_COLS`] selects.
+pub(crate) const STATE_COL_COUNT: usize = 11;
 
 /// [`STATE_COLS`] qualified with a table alias.
 pub(crate) fn state_cols(alias: &str) -> String {
@@ -67,6 +70,7 @@ pub(crate) fn loaded(r: &Row, at: usize) -> Result<Loaded> {
             attempt: u32_of(r.get(at + 2), "attempt")?,
             max_retries: u32_of(r.get(at + 3), "max_retries")?,
             started_at: r.get(at + 4),
+            claim_seq: u64_of(r.get(at + 10), "claim_seq")?,
             backoff: Backoff {
                 base_ms: u64_of(r.get(at + 5), "backoff base")?,
                 max_ms: u64_of(r.get(at + 6), "backoff max")?,
@@ -113,5 +117,16 @@ pub(crate) fn job(r: &Row) -> Result<Job> {
         group_key: r.get(25),
         workflow_run_id: r.get(26),
         workflow_stage_id: r.get(27),
+        claim_seq: u64_of(r.get(28), "claim_seq")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_column_count_matches_the_list() {
+        assert_eq!(STATE_COLS.split(", ").count(), STATE_COL_COUNT);
+    }
 }

@@ -10,3 +10,4 @@ mod limits;
 mod listen;
 mod migrate;
 mod multiprocess;
+mod upgrade;

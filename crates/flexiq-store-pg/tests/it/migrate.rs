@@ -20,7 +20,7 @@ async fn four_concurrent_migrators_apply_exactly_once() {
         applied.push(r.await.unwrap().unwrap().applied);
     }
     assert_eq!(applied.iter().filter(|a| !a.is_empty()).count(), 1, "{applied:?}");
-    assert_eq!(applied.iter().find(|a| !a.is_empty()).unwrap(), &vec![1, 2, 3]);
+    assert_eq!(applied.iter().find(|a| !a.is_empty()).unwrap(), &crate::upgrade::versions_from(1));
     // Idempotent afterwards, through both entry points.
     assert!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied.is_empty());
     let s = open(&schema, 1).await;
@@ -56,7 +56,10 @@ async fn runtime_role_without_create_runs_on_a_premigrated_schema() {
         let err = PgStore::connect(&role_url, opts(true)).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Backend, "{err}");
         // The owner migrates and grants DML only.
-        assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, vec![1, 2, 3]);
+        assert_eq!(
+            PgStore::migrate_schema(&url(), &schema).await.unwrap().applied,
+            crate::upgrade::versions_from(1)
+        );
         a.batch_execute(&format!(
             "GRANT USAGE ON SCHEMA \"{schema}\" TO {role}; \
              GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \"{schema}\" TO {role};"
@@ -123,7 +126,10 @@ async fn a_version_one_schema_upgrades_and_keeps_its_jobs() {
     let index = format!("\"{schema}\".jobs_created");
     let has_index = "SELECT to_regclass($1) IS NOT NULL";
     assert!(a.query_one(has_index, &[&index]).await.unwrap().get::<_, bool>(0));
-    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, vec![2, 3]);
+    assert_eq!(
+        PgStore::migrate_schema(&url(), &schema).await.unwrap().applied,
+        crate::upgrade::versions_from(2)
+    );
     assert!(
         !a.query_one(has_index, &[&index]).await.unwrap().get::<_, bool>(0),
         "version 2 drops the all-status listing index"
