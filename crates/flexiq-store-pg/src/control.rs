@@ -1,5 +1,8 @@
 //! [`QueueControl`] for [`PgStore`]: pause, limits, purges and revocation, persisted in the
 //! `queues` and `revoked_tasks` tables so every worker process sees them.
+//!
+//! A revoked task refuses new enqueues (and dead-letter retries and replays) with
+//! `TaskRevoked`; its jobs already pending are not affected and are claimed as usual.
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{QueueConfig, QueueControl};
@@ -154,10 +157,8 @@ impl QueueControl for PgStore {
         let ns: &str = &self.ns;
         let sql = self.sql("DELETE FROM {S}.revoked_tasks WHERE namespace = $1 AND task = $2");
         let c = self.conn().await?;
+        // Nothing becomes claimable: a revocation never held back pending jobs.
         let n = c.exec("unrevoke task", &sql, &[&ns, &task]).await?;
-        if n > 0 {
-            self.announce(&Effects { work: true, jobs: vec![] });
-        }
         Ok(n > 0)
     }
 

@@ -97,10 +97,7 @@ impl DeadLetters for PgStore {
                 return Err(not_found(dead_id));
             };
             if r.get::<_, bool>(1) {
-                let task: String = r.get(0);
-                return Err(Error::Conflict(format!(
-                    "task {task} is revoked in namespace {ns}: dead letter {dead_id} cannot be retried"
-                )));
+                return Err(Error::TaskRevoked { task: r.get(0) });
             }
             c.exec("retry dead letter", &take, &[&ns, &did, &new_id, &now]).await?;
             Ok(())

@@ -119,8 +119,9 @@ fn check(j: &NewJob) -> Result<()> {
     Ok(())
 }
 
-fn revoked_error(ns: &str, task: &str) -> Error {
-    Error::Conflict(format!("task {task} is revoked in namespace {ns}"))
+/// The error for a batch naming a revoked task: the whole batch is refused.
+fn revoked_error(task: &str) -> Error {
+    Error::TaskRevoked { task: task.to_string() }
 }
 
 impl PgStore {
@@ -145,7 +146,7 @@ impl PgStore {
             let notify = inline.is_some();
             let ns: &str = &self.ns;
             let out = if req.jobs.len() >= crate::enqueue_copy::COPY_MIN_JOBS {
-                self.enqueue_copy(&c, req.jobs, req.now, notify).await?.map_err(|t| revoked_error(ns, &t))?
+                self.enqueue_copy(&c, req.jobs, req.now, notify).await?.map_err(|t| revoked_error(&t))?
             } else {
                 self.enqueue_fast(&c, req, notify).await?
             };
@@ -204,7 +205,7 @@ impl PgStore {
         }
         let rows = c.rows("enqueue", &self.sql(&fast_insert_sql(notify)), &params).await?;
         if let Some(task) = rows.iter().find_map(|r| r.get::<_, Option<String>>(0)) {
-            return Err(revoked_error(ns, &task));
+            return Err(revoked_error(&task));
         }
         Ok(out)
     }
@@ -217,7 +218,7 @@ impl PgStore {
             let tasks: Vec<&String> = req.jobs.iter().map(|j| &j.task).collect::<BTreeSet<_>>().into_iter().collect();
             let rev_sql = self.sql("SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2) LIMIT 1");
             if let Some(r) = c.opt("enqueue", &rev_sql, &[&ns, &tasks]).await? {
-                return Err(revoked_error(ns, r.get(0)));
+                return Err(revoked_error(r.get(0)));
             }
             // Unique keys against live jobs, then within the batch.
             let keys: Vec<&String> = req.jobs.iter().filter_map(|j| j.unique_key.as_ref()).collect();

@@ -161,11 +161,7 @@ impl History for PgStore {
         let task: Option<String> = r[0].get(0);
         match (task, r[0].get::<_, bool>(1)) {
             (None, _) => return Err(Error::JobNotFound(id.clone())),
-            (Some(task), false) => {
-                return Err(Error::Conflict(format!(
-                    "task {task} is revoked in namespace {ns}: job {id} cannot be replayed"
-                )))
-            }
+            (Some(task), false) => return Err(Error::TaskRevoked { task }),
             (Some(_), true) => {}
         }
         self.announce(&Effects { work: true, jobs: vec![] });

@@ -28,7 +28,6 @@ const NEXT_DUE: &str = "SELECT min(d.run_at) FROM {S}.queues q CROSS JOIN LATERA
         FROM pr WHERE pr.p IS NOT NULL) \
       SELECT (SELECT j.run_at FROM {S}.jobs j WHERE j.namespace = $1 AND j.queue = q.queue \
             AND j.status IN (0, 6) AND j.priority = pr.p \
-            AND NOT EXISTS (SELECT 1 FROM {S}.revoked_tasks r WHERE r.namespace = $1 AND r.task = j.task) \
           ORDER BY j.priority DESC, j.run_at, j.id LIMIT 1) AS run_at \
       FROM pr WHERE pr.p IS NOT NULL) AS d \
     WHERE q.namespace = $1 AND (cardinality($2::text[]) = 0 OR q.queue = ANY($2::text[])) \

@@ -62,8 +62,8 @@ async fn a_large_batch_with_a_revoked_task_inserts_nothing() {
     s.revoke_task("odd").await.unwrap();
     let jobs: Vec<NewJob> = (0..600).map(|i| varied(i, now)).collect();
     let err = s.enqueue(EnqueueRequest { jobs, max_pending: None, now }).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
-    assert!(err.to_string().contains("odd"), "{err}");
+    assert!(matches!(&err, flexiq_core::Error::TaskRevoked { task } if task == "odd"), "{err}");
+    assert_eq!(err.kind(), ErrorKind::TaskRevoked);
     for q in ["q0", "q1", "q2"] {
         assert_eq!(s.count_pending(q).await.unwrap(), 0);
     }

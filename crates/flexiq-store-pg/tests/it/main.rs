@@ -10,4 +10,5 @@ mod limits;
 mod listen;
 mod migrate;
 mod multiprocess;
+mod revoke;
 mod upgrade;
