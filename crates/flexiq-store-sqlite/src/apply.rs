@@ -6,7 +6,7 @@
 
 use flexiq_core::id::new_row_id;
 use flexiq_core::transition::{transition, Event, JobState, Next};
-use flexiq_core::{JobStatus, Result};
+use flexiq_core::{Error, JobStatus, Result};
 
 use crate::error::SqlResultExt;
 use crate::rows::{load_state, Loaded};
@@ -56,14 +56,15 @@ pub(crate) fn fire(
     }
 }
 
-/// The write of plain claims: `?4` is a JSON array of rowids.
+/// The write of plain claims: `?4` is a JSON array of rowids. Each claim takes the next claim
+/// sequence number, which is never given back.
 pub(crate) const CLAIMS_UPDATE: &str =
-    "UPDATE jobs SET status = ?1, attempt = attempt + 1, started_at = ?2, \
+    "UPDATE jobs SET status = ?1, attempt = attempt + 1, claim_seq = claim_seq + 1, started_at = ?2, \
     heartbeat_at = ?2, worker_id = ?3 WHERE rowid IN (SELECT value FROM json_each(?4))";
 
 /// Writes claims decided by the state machine. Every claim that is the plain claim shape
-/// (running, attempt + 1, started now, nothing else) is written by one UPDATE over the rows'
-/// ids; anything else is applied one by one.
+/// (running, attempt + 1, claim sequence + 1, started now, nothing else) is written by one
+/// UPDATE over the rows' ids; anything else is applied one by one.
 pub(crate) fn apply_claims(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
@@ -78,6 +79,7 @@ pub(crate) fn apply_claims(
         let is_plain = shape.as_ref().is_some_and(|shape| {
             let mut expect = shape.clone();
             expect.attempt = st.attempt + 1;
+            expect.claim_seq = Some(st.claim_seq + 1);
             *next == expect && next.started_at == Some(now) && !st.has_dependents
         });
         if is_plain {
@@ -104,11 +106,16 @@ pub(crate) fn apply_claims(
     Ok(())
 }
 
-/// The write of plain completions: `?3` is a JSON array of `[rowid, result hex or null]`.
+/// The write of plain completions: `?3` is a JSON array of `[rowid, result hex or null,
+/// attempt, started_at, claim_seq]`. The fence (running, attempt, start and claim sequence)
+/// is checked again by the UPDATE itself, so a row that moved since its state was read is
+/// left alone and the batch fails instead of overwriting it.
 pub(crate) const COMPLETIONS_UPDATE: &str =
     "UPDATE jobs SET status = ?1, finished_at = ?2, heartbeat_at = NULL, \
     worker_id = NULL, result = COALESCE(unhex(k.value ->> 1), jobs.result) \
-    FROM json_each(?3) AS k WHERE jobs.rowid = k.value ->> 0";
+    FROM json_each(?3) AS k WHERE jobs.rowid = k.value ->> 0 AND jobs.status = 1 \
+    AND jobs.attempt = k.value ->> 2 AND jobs.started_at = k.value ->> 3 \
+    AND jobs.claim_seq = k.value ->> 4";
 
 /// Whether `next` is the plain completion of `st`: completed, same attempt, finished now, lease
 /// cleared, a success metric, and nothing else (no dependents to release).
@@ -127,10 +134,27 @@ pub(crate) fn apply_completions(
     let Some(first) = done.first() else { return Ok(()) };
     let rows: Vec<serde_json::Value> = done
         .iter()
-        .map(|(st, _, result)| serde_json::json!([st.rowid, result.as_ref().map(hex::encode)]))
+        .map(|(st, _, result)| {
+            let result = result.as_ref().map(hex::encode);
+            serde_json::json!([st.rowid, result, st.attempt, st.started_at, st.claim_seq])
+        })
         .collect();
     let list = serde_json::Value::Array(rows).to_string();
-    ctx.conn.prepare_cached(COMPLETIONS_UPDATE).db()?.execute((first.1.status.code(), now, &list)).db()?;
+    let written = ctx
+        .conn
+        .prepare_cached(COMPLETIONS_UPDATE)
+        .db()?
+        .execute((first.1.status.code(), now, &list))
+        .db()?;
+    if written != done.len() {
+        let ids: Vec<&str> = done.iter().map(|(st, _, _)| st.id.as_str()).collect();
+        return Err(Error::backend(format!(
+            "{} of {} plain completions found their fence moved under the writer (jobs {})",
+            done.len() - written,
+            done.len(),
+            ids.join(", ")
+        )));
+    }
     for (st, next, _) in done {
         ctx.count_delta(ns, &st.queue, st.status, -1);
         ctx.count_delta(ns, &st.queue, next.status, 1);
@@ -159,7 +183,8 @@ fn write_next(
             last_error = COALESCE(?7, last_error),
             worker_id = CASE WHEN ?9 THEN NULL ELSE COALESCE(?8, worker_id) END,
             cancel_requested = CASE WHEN ?10 THEN 0 ELSE cancel_requested END,
-            result = COALESCE(?11, result)
+            result = COALESCE(?11, result),
+            claim_seq = COALESCE(?12, claim_seq)
          WHERE rowid = ?1",
     )
     .db()?
@@ -175,6 +200,7 @@ fn write_next(
         next.clear_lease,
         next.clear_cancel_request,
         extras.result,
+        next.claim_seq,
     ])
     .db()?;
     if next.status != st.status {

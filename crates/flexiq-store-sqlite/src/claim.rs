@@ -1,5 +1,7 @@
-//! Claiming on the writer thread: pause, revocation, concurrency caps, token-bucket rate
-//! limits, then priority, `run_at` and id order, each job moved by the state machine.
+//! Claiming on the writer thread: pause, concurrency caps, token-bucket rate limits, then
+//! priority, `run_at` and id order, each job moved by the state machine. A revoked task's
+//! jobs that are already pending are claimed like any other: revocation only refuses new
+//! enqueues.
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::ClaimRequest;
@@ -9,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::apply::apply_claims;
 use crate::error::SqlResultExt;
-use crate::rows::{fill_deps, job_from_row, Loaded, JOB_COLS};
+use crate::rows::{fill_deps, job_from_row, Loaded, JOB_COLS, JOB_COL_COUNT};
 use crate::writer::WriteCtx;
 
 /// A queue's persisted controls and bucket.
@@ -57,15 +59,11 @@ pub(crate) fn claimable_queues(conn: &Connection, ns: &str) -> Result<Vec<String
 }
 
 /// The claim query of one queue: claimable rows due by `now`, in claim order.
-const CLAIM_SQL: &str = "FROM jobs WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6) AND run_at <= ?3";
-const CLAIM_ORDER: &str = "ORDER BY priority DESC, run_at, id LIMIT ?4";
-const NOT_REVOKED: &str = "AND task NOT IN (SELECT task FROM revoked_tasks WHERE ns = ?1)";
-
-/// The claim query of one queue, with or without the revoked-task filter.
-pub(crate) fn claim_sql(revoked: bool) -> String {
+pub(crate) fn claim_sql() -> String {
     format!(
-        "SELECT has_dependents, {JOB_COLS}, rowid {CLAIM_SQL} {} {CLAIM_ORDER}",
-        if revoked { NOT_REVOKED } else { "" }
+        "SELECT has_dependents, {JOB_COLS}, rowid FROM jobs
+         WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6) AND run_at <= ?3
+         ORDER BY priority DESC, run_at, id LIMIT ?4"
     )
 }
 
@@ -84,13 +82,18 @@ fn candidates(
     queue: &str,
     now: i64,
     limit: u32,
-    revoked: bool,
 ) -> Result<Vec<Candidate>> {
-    let mut stmt = conn.prepare_cached(&claim_sql(revoked)).db()?;
+    let mut stmt = conn.prepare_cached(&claim_sql()).db()?;
     let rows = stmt
         .query_map((ns, queue, now, limit), |r| {
             let (job, has_deps) = job_from_row(r, 1)?;
-            Ok(Candidate { queue: qi, rowid: r.get(29)?, has_dependents: r.get(0)?, job, has_deps })
+            Ok(Candidate {
+                queue: qi,
+                rowid: r.get(1 + JOB_COL_COUNT)?,
+                has_dependents: r.get(0)?,
+                job,
+                has_deps,
+            })
         })
         .db()?;
     rows.collect::<rusqlite::Result<_>>().db()
@@ -122,11 +125,6 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
     let mut queues = if req.queues.is_empty() { claimable_queues(conn, ns)? } else { req.queues.clone() };
     queues.sort();
     queues.dedup();
-    let revoked: bool = conn
-        .prepare_cached("SELECT EXISTS(SELECT 1 FROM revoked_tasks WHERE ns = ?1)")
-        .db()?
-        .query_row([ns], |r| r.get(0))
-        .db()?;
     let now = req.now;
     let mut found: Vec<Candidate> = Vec::new();
     let mut buckets: Vec<Option<(RateLimit, TokenBucket, u32)>> = Vec::with_capacity(queues.len());
@@ -153,7 +151,7 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
                 continue;
             }
         }
-        found.extend(candidates(conn, ns, qi, q, now, budget, revoked)?);
+        found.extend(candidates(conn, ns, qi, q, now, budget)?);
     }
     if queues.len() > 1 {
         found.sort_by(|a, b| {
@@ -185,17 +183,22 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
             attempt: job.attempt,
             max_retries: job.max_retries,
             started_at: job.started_at,
+            claim_seq: job.claim_seq,
             backoff: job.backoff,
             has_dependents: c.has_dependents,
             cancel_requested: job.cancel_requested,
         };
         let Ok(next) = transition(&st.job_state(), &Event::Claim, now) else { continue };
+        let claim_seq = next.claim_seq.ok_or_else(|| {
+            Error::backend(format!("the claim of job {} was given no claim sequence", job.id))
+        })?;
         job.status = next.status;
         job.attempt = next.attempt;
         job.started_at = next.started_at;
         job.heartbeat_at = next.started_at;
         job.worker_id = Some(req.worker_id.clone());
-        let fence = Fence { attempt: next.attempt, started_at: now };
+        job.claim_seq = claim_seq;
+        let fence = Fence { attempt: next.attempt, started_at: now, claim_seq };
         claimed.push((ClaimedJob { job, fence }, c.has_deps));
         decided.push((st, next));
     }

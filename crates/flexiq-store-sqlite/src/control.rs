@@ -1,5 +1,6 @@
 //! [`QueueControl`]: pause, rate limits, concurrency caps, purges and revocation, persisted in
-//! `queue_state` and `revoked_tasks` so every process sharing the file sees them.
+//! `queue_state` and `revoked_tasks` so every process sharing the file sees them. A revoked
+//! task refuses new enqueues (`TaskRevoked`, checked in `enqueue`); claims do not look at it.
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{QueueConfig, QueueControl};
@@ -165,9 +166,6 @@ impl QueueControl for SqliteStore {
                 .db()?
                 .execute((&*ns, &t))
                 .db()?;
-            if n > 0 {
-                ctx.wake_work();
-            }
             Ok(n > 0)
         })
         .await

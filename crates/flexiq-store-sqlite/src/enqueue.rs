@@ -118,6 +118,26 @@ fn any_revoked(conn: &Connection, ns: &str) -> Result<bool> {
         .db()
 }
 
+/// `TaskRevoked` naming the first revoked task of the batch, before anything is written, so
+/// a batch with one revoked task is refused whole. Retries of dead letters and replays enqueue
+/// through here too.
+fn refuse_revoked(conn: &Connection, ns: &str, jobs: &[NewJob]) -> Result<()> {
+    if !any_revoked(conn, ns)? {
+        return Ok(());
+    }
+    let mut checked: Vec<&str> = Vec::new();
+    for j in jobs {
+        if checked.contains(&j.task.as_str()) {
+            continue;
+        }
+        if revoked(conn, ns, &j.task)? {
+            return Err(Error::TaskRevoked { task: j.task.clone() });
+        }
+        checked.push(&j.task);
+    }
+    Ok(())
+}
+
 fn live_unique(conn: &Connection, ns: &str, key: &str) -> Result<Option<String>> {
     conn.prepare_cached(
         "SELECT id FROM jobs WHERE ns = ?1 AND unique_key = ?2
@@ -145,16 +165,7 @@ fn dep_status(conn: &Connection, ns: &str, id: &JobId) -> Result<Option<JobStatu
 /// Inserts the batch (the caller's savepoint undoes everything on error).
 pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) -> Result<Vec<Enqueued>> {
     let conn: &Connection = ctx.conn;
-    if any_revoked(conn, ns)? {
-        for j in &req.jobs {
-            if revoked(conn, ns, &j.task)? {
-                return Err(Error::Conflict(format!(
-                    "task {} is revoked in namespace {ns}: job {} refused",
-                    j.task, j.id
-                )));
-            }
-        }
-    }
+    refuse_revoked(conn, ns, &req.jobs)?;
     let mut before: Vec<(String, i64)> = Vec::new();
     if req.max_pending.is_some() {
         for j in &req.jobs {

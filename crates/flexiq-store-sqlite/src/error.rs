@@ -11,11 +11,20 @@ pub(crate) fn map(e: rusqlite::Error) -> Error {
         {
             Error::backend_retryable(format!("sqlite is busy: {e}"))
         }
-        rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.starts_with("no such table") => Error::Conflict(
-            format!("the flexiq schema is missing or out of date ({msg}): run migrate() first"),
-        ),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) | rusqlite::Error::SqlInputError { msg, .. }
+            if schema_out_of_date(msg) =>
+        {
+            Error::Conflict(format!(
+                "the flexiq schema is missing or out of date ({msg}): run migrate() first"
+            ))
+        }
         _ => Error::backend(format!("sqlite: {e}")),
     }
+}
+
+/// A table or column this build's SQL names is not in the file: a file not (fully) migrated.
+fn schema_out_of_date(msg: &str) -> bool {
+    msg.starts_with("no such table") || msg.starts_with("no such column")
 }
 
 /// `?`-friendly conversion for rusqlite results.

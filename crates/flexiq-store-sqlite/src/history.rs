@@ -3,8 +3,8 @@
 use flexiq_core::id::new_row_id;
 use flexiq_core::store::{EnqueueRequest, History};
 use flexiq_core::{
-    validate_limit, AckOutcome, Error, Fence, JobId, JobStatus, LogEntry, MetricRow, NewJob, Partial,
-    ReplayEntry, Result,
+    validate_limit, AckOutcome, Error, Fence, JobId, LogEntry, MetricRow, NewJob, Partial, ReplayEntry,
+    Result,
 };
 
 use crate::error::SqlResultExt;
@@ -143,10 +143,7 @@ impl History for SqliteStore {
         let (ns, id) = (self.ns(), id.clone());
         self.write(false, move |ctx| {
             let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else { return Ok(AckOutcome::Superseded) };
-            let current = st.status == JobStatus::Running
-                && st.attempt == fence.attempt
-                && st.started_at == Some(fence.started_at);
-            if !current {
+            if !st.holds(fence) {
                 return Ok(AckOutcome::Superseded);
             }
             ctx.conn

@@ -11,10 +11,6 @@ use crate::rows::{job_exists, load_job, load_state, load_states, loaded_from_row
 use crate::writer::WriteCtx;
 use crate::{claim, enqueue, wait, SqliteStore};
 
-fn fenced(st: &Loaded, fence: Fence) -> bool {
-    st.status == JobStatus::Running && st.attempt == fence.attempt && st.started_at == Some(fence.started_at)
-}
-
 /// Applies acks in order. A batch naming each job once loads every state with one statement
 /// (an ack cannot change the state of another running job, so none goes stale) and writes its
 /// plain completions with one more; a batch that names a job twice loads each state just
@@ -153,7 +149,7 @@ impl JobStore for SqliteStore {
             for (id, fence) in jobs {
                 let st = load_state(ctx.conn, &ns, id.as_str())?;
                 let reply = match st {
-                    Some(st) if fenced(&st, fence) => {
+                    Some(st) if st.holds(fence) => {
                         ctx.conn
                             .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE rowid = ?1")
                             .db()?

@@ -25,8 +25,7 @@ fn q(name: &str, sql: impl Into<String>) -> PlannedQuery {
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
-        q("claim", crate::claim::claim_sql(false)),
-        q("claim skipping revoked tasks", crate::claim::claim_sql(true)),
+        q("claim", crate::claim::claim_sql()),
         q("ack lookup", crate::rows::state_sql()),
         q("ack lookup of a batch", crate::rows::states_sql()),
         q("write of plain claims", crate::apply::CLAIMS_UPDATE),

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use flexiq_core::transition::JobState;
-use flexiq_core::{Backoff, Job, JobId, JobStatus, Result};
+use flexiq_core::{Backoff, Fence, Job, JobId, JobStatus, Result};
 
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -15,7 +15,10 @@ use crate::error::SqlResultExt;
 pub(crate) const JOB_COLS: &str = "id, ns, queue, task, payload, priority, status, attempt, max_retries, \
     backoff_base, backoff_max, created_at, run_at, started_at, heartbeat_at, finished_at, worker_id, \
     result, last_error, unique_key, metadata, progress, timeout_ms, cancel_requested, group_key, \
-    wf_run, wf_stage, has_deps";
+    wf_run, wf_stage, claim_seq, has_deps";
+
+/// How many columns [`JOB_COLS`] names.
+pub(crate) const JOB_COL_COUNT: usize = 29;
 
 fn status_at(r: &Row<'_>, i: usize) -> rusqlite::Result<JobStatus> {
     let code: u8 = r.get(i)?;
@@ -54,8 +57,9 @@ pub(crate) fn job_from_row(r: &Row<'_>, o: usize) -> rusqlite::Result<(Job, bool
         group_key: r.get(o + 24)?,
         workflow_run_id: r.get(o + 25)?,
         workflow_stage_id: r.get(o + 26)?,
+        claim_seq: r.get(o + 27)?,
     };
-    Ok((job, r.get(o + 27)?))
+    Ok((job, r.get(o + 28)?))
 }
 
 /// Fills `depends_on` of the jobs flagged as having dependencies.
@@ -119,6 +123,8 @@ pub(crate) struct Loaded {
     pub(crate) max_retries: u32,
     /// Start of the current attempt (Unix ms).
     pub(crate) started_at: Option<i64>,
+    /// Claims so far (the fence's claim sequence while running).
+    pub(crate) claim_seq: u64,
     /// Backoff policy.
     pub(crate) backoff: Backoff,
     /// Whether other jobs depend on it.
@@ -129,7 +135,7 @@ pub(crate) struct Loaded {
 
 /// Columns of [`Loaded`], in [`loaded_from_row`] order.
 pub(crate) const STATE_COLS: &str = "id, queue, task, status, attempt, max_retries, started_at, \
-    backoff_base, backoff_max, has_dependents, cancel_requested, rowid";
+    backoff_base, backoff_max, has_dependents, cancel_requested, rowid, claim_seq";
 
 /// Builds a [`Loaded`] from [`STATE_COLS`] at column 0.
 pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
@@ -145,6 +151,7 @@ pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
         has_dependents: r.get(9)?,
         cancel_requested: r.get(10)?,
         rowid: r.get(11)?,
+        claim_seq: r.get(12)?,
     })
 }
 
@@ -179,6 +186,16 @@ pub(crate) fn load_states(conn: &Connection, ns: &str, ids: &[&str]) -> Result<H
 }
 
 impl Loaded {
+    /// Whether `fence` is the current claim's: running, with the same attempt, start and
+    /// claim sequence. Fenced writes that bypass the state machine (heartbeat, progress)
+    /// check this.
+    pub(crate) fn holds(&self, fence: Fence) -> bool {
+        self.status == JobStatus::Running
+            && self.attempt == fence.attempt
+            && self.started_at == Some(fence.started_at)
+            && self.claim_seq == fence.claim_seq
+    }
+
     /// The state machine's view.
     pub(crate) fn job_state(&self) -> JobState {
         JobState {
@@ -187,6 +204,7 @@ impl Loaded {
             attempt: self.attempt,
             max_retries: self.max_retries,
             started_at: self.started_at,
+            claim_seq: self.claim_seq,
             backoff: self.backoff,
         }
     }

@@ -13,11 +13,17 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::SqlResultExt;
 
-/// The migrations, in order: (version, SQL).
-const MIGRATIONS: &[(u32, &str)] = &[(1, V1), (2, V2)];
+/// One migration: a script, or code for a step that must look at the file first.
+enum Step {
+    Sql(&'static str),
+    Code(fn(&Connection) -> Result<()>),
+}
+
+/// The migrations, in order: (version, step).
+const MIGRATIONS: &[(u32, Step)] = &[(1, Step::Sql(V1)), (2, Step::Sql(V2)), (3, Step::Code(v3_claim_seq))];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 2;
+pub(crate) const LATEST: u32 = 3;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -248,6 +254,37 @@ INSERT INTO queue_counts (ns, queue, status, n) SELECT '', '', 255, gen FROM wak
 DROP TABLE wake;
 "#;
 
+/// Every table that keeps job rows: each carries the claim sequence.
+const JOB_TABLES: [&str; 2] = ["jobs", "archived_jobs"];
+
+/// Version 3: every job row keeps its claim sequence (claims so far, never given back), which
+/// makes each claim's fence unique. Rows written before it get `claim_seq = attempt`: the
+/// claims they are known to have had, so a job running across the upgrade keeps a fence
+/// (attempt, start, attempt) that `get` reads back and its ack matches. A table that already
+/// has the column is left as it is, so the step can run twice.
+fn v3_claim_seq(conn: &Connection) -> Result<()> {
+    for table in JOB_TABLES {
+        if has_column(conn, table, "claim_seq")? {
+            continue;
+        }
+        conn.execute_batch(&format!(
+            "ALTER TABLE {table} ADD COLUMN claim_seq INTEGER NOT NULL DEFAULT 0;
+             UPDATE {table} SET claim_seq = attempt;"
+        ))
+        .db()?;
+    }
+    Ok(())
+}
+
+fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+        (table, column),
+        |r| r.get(0),
+    )
+    .db()
+}
+
 /// The recorded (version, contract floor), or `None` on a file without flexiq's schema.
 pub(crate) fn read_meta(conn: &Connection) -> Result<Option<(u32, u32)>> {
     let exists: bool = conn
@@ -296,8 +333,12 @@ pub(crate) fn migrate_in_tx(conn: &Connection) -> Result<MigrationSummary> {
     let (version, floor) = read_meta(conn)?.unwrap_or((0, 1));
     check_floor(floor)?;
     let mut applied = Vec::new();
-    for (v, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > version) {
-        conn.execute_batch(sql).map_err(|e| Error::backend(format!("sqlite migration {v} failed: {e}")))?;
+    for (v, step) in MIGRATIONS.iter().filter(|(v, _)| *v > version) {
+        let done = match step {
+            Step::Sql(sql) => conn.execute_batch(sql).db(),
+            Step::Code(run) => run(conn),
+        };
+        done.map_err(|e| Error::backend(format!("sqlite migration {v} failed: {e}")))?;
         applied.push(*v);
     }
     conn.execute(
@@ -339,7 +380,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -359,7 +400,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -367,6 +408,69 @@ mod tests {
             .query_row("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'wake')", [], |r| r.get(0))
             .unwrap();
         assert!(!wake_table);
+    }
+
+    /// A version 2 file: the version 1 tables, version 2's change, and the meta row at 2.
+    fn version_2_file() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.execute_batch(V2).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL,
+                contract_floor INTEGER NOT NULL);
+             INSERT INTO schema_meta VALUES (1, 2, 1);",
+        )
+        .unwrap();
+        conn
+    }
+
+    fn insert_job(conn: &Connection, table: &str, id: &str, status: u8, attempt: u32) {
+        let extra = if table == "archived_jobs" { ", archived_at" } else { "" };
+        let extra_value = if table == "archived_jobs" { ", 9" } else { "" };
+        conn.execute(
+            &format!(
+                "INSERT INTO {table} (id, ns, queue, task, payload, priority, status, attempt, max_retries,
+                    backoff_base, backoff_max, created_at, run_at{extra})
+                 VALUES (?1, 'default', 'q', 't', x'00', 0, ?2, ?3, 3, 10, 100, 1, 1{extra_value})"
+            ),
+            (id, status, attempt),
+        )
+        .unwrap();
+    }
+
+    fn claim_seq_of(conn: &Connection, table: &str, id: &str) -> u64 {
+        conn.query_row(&format!("SELECT claim_seq FROM {table} WHERE id = ?1"), [id], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_version_2_file_gets_claim_seq_equal_to_attempt_on_every_job_table() {
+        let conn = version_2_file();
+        insert_job(&conn, "jobs", "fresh", 0, 0);
+        insert_job(&conn, "jobs", "retried", 1, 3);
+        insert_job(&conn, "archived_jobs", "old", 2, 2);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3]);
+        assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
+        assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
+        assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
+        assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 2);
+        // Rows written after the migration start from zero.
+        insert_job(&conn, "jobs", "new", 0, 0);
+        assert_eq!(claim_seq_of(&conn, "jobs", "new"), 0);
+        assert!(migrate(&conn).unwrap().applied.is_empty());
+    }
+
+    #[test]
+    fn the_claim_seq_step_leaves_a_table_that_already_has_the_column() {
+        let conn = version_2_file();
+        conn.execute_batch("ALTER TABLE jobs ADD COLUMN claim_seq INTEGER NOT NULL DEFAULT 0").unwrap();
+        insert_job(&conn, "jobs", "kept", 1, 2);
+        conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
+        insert_job(&conn, "archived_jobs", "old", 2, 4);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3]);
+        assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
+        assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
+        v3_claim_seq(&conn).unwrap();
+        assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
     }
 
     #[test]
