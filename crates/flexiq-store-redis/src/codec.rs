@@ -7,7 +7,8 @@ use fred::types::Value;
 use crate::error::shape;
 
 /// The fields the state machine needs, in the order [`STATE_FIELDS`] lists them.
-pub(crate) const STATE_FIELDS: [&str; 11] = ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr"];
+pub(crate) const STATE_FIELDS: [&str; 12] =
+    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs"];
 
 /// A job's state as read for a transition.
 #[derive(Debug, Clone)]
@@ -17,6 +18,8 @@ pub(crate) struct StateRow {
     pub(crate) attempt: u32,
     pub(crate) max_retries: u32,
     pub(crate) started_at: Option<i64>,
+    /// Claims so far ([`claim_seq`]).
+    pub(crate) claim_seq: u64,
     pub(crate) backoff: Backoff,
     pub(crate) version: String,
     pub(crate) queue: String,
@@ -33,10 +36,11 @@ impl StateRow {
             return Err(shape("job state"));
         }
         let Some(st) = text(&f[0]) else { return Ok(None) };
+        let attempt = int(&f[1]).unwrap_or(0) as u32;
         Ok(Some(StateRow {
             id: id.to_string(),
             status: status(&st)?,
-            attempt: int(&f[1]).unwrap_or(0) as u32,
+            attempt,
             max_retries: int(&f[2]).unwrap_or(0) as u32,
             started_at: int(&f[3]),
             backoff: Backoff {
@@ -48,7 +52,16 @@ impl StateRow {
             task: text(&f[8]).unwrap_or_default(),
             depends_on: split_ids(text(&f[9]).as_deref()),
             cancel_requested: text(&f[10]).as_deref() == Some("1"),
+            claim_seq: claim_seq(&f[11], attempt),
         }))
+    }
+
+    /// Whether `fence` names the attempt this job is running now.
+    pub(crate) fn holds(&self, fence: flexiq_core::Fence) -> bool {
+        self.status == JobStatus::Running
+            && self.attempt == fence.attempt
+            && self.started_at == Some(fence.started_at)
+            && self.claim_seq == fence.claim_seq
     }
 
     /// The state-machine view.
@@ -59,9 +72,18 @@ impl StateRow {
             attempt: self.attempt,
             max_retries: self.max_retries,
             started_at: self.started_at,
+            claim_seq: self.claim_seq,
             backoff: self.backoff,
         }
     }
+}
+
+/// A job's claim sequence from its `cs` field. Every claim writes it (enqueue does not), so a
+/// job never claimed has none and reads 0, its attempt. A job hash written before the field
+/// existed reads its attempt too, the value the SQL stores migrate their column to: the next
+/// claim then continues from there, and fences minted before the upgrade keep matching.
+pub(crate) fn claim_seq(v: &Value, attempt: u32) -> u64 {
+    int(v).map_or(u64::from(attempt), |c| c.max(0) as u64)
 }
 
 fn split_ids(s: Option<&str>) -> Vec<String> {
@@ -114,9 +136,9 @@ pub(crate) fn strings(v: Value) -> Vec<String> {
 
 /// Every field a [`Job`] is built from, in the order `prelude.lua`'s `JOB_FIELDS` lists
 /// them (claims return an `HMGET` of these, so no field names travel with each job).
-pub(crate) const JOB_FIELDS: [&str; 26] = [
+pub(crate) const JOB_FIELDS: [&str; 27] = [
     "q", "t", "p", "pr", "st", "a", "mr", "bb", "bm", "c", "r", "sa", "hb", "f", "w", "res", "e", "u", "m",
-    "pg", "to", "cr", "d", "g", "wr", "ws",
+    "pg", "to", "cr", "d", "g", "wr", "ws", "cs",
 ];
 
 /// Parses an `HGETALL` reply of a job hash; `None` when empty.
@@ -156,6 +178,7 @@ pub(crate) fn job_from_fields(namespace: &str, id: &str, mut f: Vec<Value>) -> R
     let result = bytes_owned(f[15].take());
     let t = |i: usize| text(&f[i]);
     let i = |i: usize| int(&f[i]);
+    let attempt = i(5).unwrap_or(0) as u32;
     Ok(Some(Job {
         id: JobId::from_trusted(id),
         namespace: namespace.to_string(),
@@ -164,7 +187,7 @@ pub(crate) fn job_from_fields(namespace: &str, id: &str, mut f: Vec<Value>) -> R
         payload,
         priority: i(3).unwrap_or(0) as i32,
         status: status(&st)?,
-        attempt: i(5).unwrap_or(0) as u32,
+        attempt,
         max_retries: i(6).unwrap_or(0) as u32,
         backoff: Backoff { base_ms: i(7).unwrap_or(0) as u64, max_ms: i(8).unwrap_or(0) as u64 },
         created_at: i(9).unwrap_or(0),
@@ -184,6 +207,7 @@ pub(crate) fn job_from_fields(namespace: &str, id: &str, mut f: Vec<Value>) -> R
         group_key: t(23),
         workflow_run_id: t(24),
         workflow_stage_id: t(25),
+        claim_seq: claim_seq(&f[26], attempt),
     }))
 }
 

@@ -18,6 +18,7 @@ use crate::store::Ctx;
 pub(crate) fn is_plain(fence: Fence, now: i64) -> bool {
     let mut state = JobState::probe(JobStatus::Running, fence.attempt);
     state.started_at = Some(fence.started_at);
+    state.claim_seq = fence.claim_seq;
     transition(&state, &Event::Complete { fence }, now)
         .is_ok_and(|next| next.is_plain_completion(fence.attempt, now))
 }
@@ -25,13 +26,14 @@ pub(crate) fn is_plain(fence: Fence, now: i64) -> bool {
 /// Applies plain completions; `None` marks an ack left for the general path (the job has
 /// dependents).
 pub(crate) async fn complete(ctx: &Ctx, acks: &[&Ack], now: i64) -> Result<Vec<Option<AckOutcome>>> {
-    let mut a = Vec::with_capacity(2 + acks.len() * 7);
+    let mut a = Vec::with_capacity(2 + acks.len() * 8);
     a.push(n(now));
     a.push(n(acks.len() as i64));
     for ack in acks {
         a.push(s(ack.job_id.as_str()));
         a.push(n(i64::from(ack.fence.attempt)));
         a.push(n(ack.fence.started_at));
+        a.push(n(i64::try_from(ack.fence.claim_seq).unwrap_or(i64::MAX)));
         a.push(n((now - ack.fence.started_at).max(0)));
         a.push(s(new_row_id()));
         match &ack.kind {

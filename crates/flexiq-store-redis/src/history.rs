@@ -122,11 +122,7 @@ impl History for RedisStore {
         }
         let ids = vec![id.to_string()];
         let out = transact(&self.ctx, &ids, 0, |plan, rows| match &rows[0] {
-            Some(row)
-                if row.status == JobStatus::Running
-                    && row.attempt == fence.attempt
-                    && row.started_at == Some(fence.started_at) =>
-            {
+            Some(row) if row.holds(fence) => {
                 plan.write(row, vec![("pg", s(progress.to_string()))], vec![]);
                 Ok(AckOutcome::Acknowledged)
             }

@@ -268,11 +268,7 @@ impl JobStore for RedisStore {
             let mut out = Vec::with_capacity(jobs.len());
             for ((_, fence), row) in jobs.iter().zip(rows) {
                 let reply = match row {
-                    Some(row)
-                        if row.status == JobStatus::Running
-                            && row.attempt == fence.attempt
-                            && row.started_at == Some(fence.started_at) =>
-                    {
+                    Some(row) if row.holds(*fence) => {
                         if !plan.touches(&row.id) {
                             plan.write(row, vec![("hb", n(now))], vec![]);
                         }

@@ -87,6 +87,9 @@ impl Plan {
         if let Some(sa) = next.started_at {
             set.push(("sa", n(sa)));
         }
+        if let Some(cs) = next.claim_seq {
+            set.push(("cs", n(i64::try_from(cs).unwrap_or(i64::MAX))));
+        }
         if let Some(f) = next.finished_at {
             set.push(("f", n(f)));
         }

@@ -2,7 +2,8 @@
 -- promoted, paused queues and revoked tasks skipped, each queue's concurrency cap and token
 -- bucket honoured, and candidates ordered by priority (highest first), run_at, then id.
 -- The status change mirrors `flexiq_core::transition(Event::Claim)`: running, attempt + 1,
--- started_at = now.
+-- claim sequence + 1 (a hash without `cs` counts from its attempt, as `codec::claim_seq`
+-- reads it), started_at = now.
 -- ARGV: now, limit, worker, nqueues, queue ...
 local now = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -93,8 +94,9 @@ for k = 1, math.min(limit, #cands) do
   acc('ZREM', B .. ':rd:' .. c.q, c.m)
   if st == '0' or st == '6' then
     local a = string.format('%d', (tonumber(f[6]) or 0) + 1)
-    local ver = string.format('%d', (tonumber(f[27]) or 0) + 1)
-    redis.call('HSET', key, 'st', '1', 'sa', at, 'hb', at, 'w', worker, 'a', a, 'v', ver)
+    local cs = string.format('%d', (tonumber(f[27]) or tonumber(f[6]) or 0) + 1)
+    local ver = string.format('%d', (tonumber(f[28]) or 0) + 1)
+    redis.call('HSET', key, 'st', '1', 'sa', at, 'hb', at, 'w', worker, 'a', a, 'cs', cs, 'v', ver)
     local m = pads(f[10]) .. '|' .. c.id
     acc('ZREM', B .. ':ix:s:' .. st, m)
     acc('ZADD', running, '0', m)
@@ -103,7 +105,7 @@ for k = 1, math.min(limit, #cands) do
     delta(cnt, st, -1)
     delta(cnt, '1', 1)
     if buckets[c.q] then buckets[c.q].used = buckets[c.q].used + 1 end
-    f[5], f[6], f[12], f[13], f[15], f[27] = '1', a, at, at, worker, nil
+    f[5], f[6], f[12], f[13], f[15], f[27], f[28] = '1', a, at, at, worker, cs, nil
     out[#out + 1] = c.id
     out[#out + 1] = f
   end

@@ -2,8 +2,9 @@
 -- the fence they carry (completed now, lease cleared, a success metric, nothing else). A job
 -- is written only while it is still running with that fence, so the decision holds; a job
 -- that has dependents is left for the general path, which releases them.
--- ARGV: now, njobs, then per job: id, attempt, started_at, duration_ms, metric row id,
--- has_result ('0' / '1'), result.
+-- ARGV: now, njobs, then per job: id, attempt, started_at, claim_seq, duration_ms, metric row
+-- id, has_result ('0' / '1'), result. A hash without `cs` counts its attempt as its claim
+-- sequence, as `codec::claim_seq` reads it.
 -- Returns one code per job: 1 completed, 0 superseded, 2 left for the general path.
 local at = ARGV[1]
 local njobs = tonumber(ARGV[2])
@@ -24,15 +25,16 @@ local i = 3
 for k = 1, njobs do
   local id = ARGV[i]
   local key = B .. ':j:' .. id
-  local v = redis.call('HMGET', key, 'st', 'a', 'sa', 'v', 'q', 't', 'c', 'u')
-  if v[1] ~= '1' or tonumber(v[2]) ~= tonumber(ARGV[i + 1]) or tonumber(v[3]) ~= tonumber(ARGV[i + 2]) then
+  local v = redis.call('HMGET', key, 'st', 'a', 'sa', 'v', 'q', 't', 'c', 'u', 'cs')
+  if v[1] ~= '1' or tonumber(v[2]) ~= tonumber(ARGV[i + 1]) or tonumber(v[3]) ~= tonumber(ARGV[i + 2])
+    or tonumber(v[9] or v[2]) ~= tonumber(ARGV[i + 3]) then
     out[k] = 0
   elseif redis.call('EXISTS', B .. ':dep:' .. id) == 1 then
     out[k] = 2
   else
     local ver = string.format('%d', (tonumber(v[4]) or 0) + 1)
-    if ARGV[i + 5] == '1' then
-      redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver, 'res', ARGV[i + 6])
+    if ARGV[i + 6] == '1' then
+      redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver, 'res', ARGV[i + 7])
     else
       redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver)
     end
@@ -48,12 +50,12 @@ for k = 1, njobs do
     if v[8] and redis.call('HGET', B .. ':uniq', v[8]) == id then
       redis.call('HDEL', B .. ':uniq', v[8])
     end
-    acc('ZADD', metrics, at, ARGV[i + 4] .. '|{"job_id":"' .. id .. '","task":' .. json(v[6])
+    acc('ZADD', metrics, at, ARGV[i + 5] .. '|{"job_id":"' .. id .. '","task":' .. json(v[6])
       .. ',"queue":' .. json(v[5]) .. ',"attempt":' .. v[2] .. ',"success":true,"duration_ms":'
-      .. ARGV[i + 3] .. ',"recorded_at":' .. at .. '}')
+      .. ARGV[i + 4] .. ',"recorded_at":' .. at .. '}')
     out[k] = 1
   end
-  i = i + 7
+  i = i + 8
 end
 flush()
 return out

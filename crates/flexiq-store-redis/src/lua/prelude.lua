@@ -9,7 +9,7 @@ local TERMINAL = { [2] = true, [3] = true, [4] = true, [5] = true }
 local WAKE = {}
 -- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
 local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r', 'sa', 'hb', 'f', 'w',
-  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws' }
+  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws', 'cs' }
 
 local function pad(n) return string.format('%016d', n) end
 -- `pad` for a number already held as its decimal string (no float formatting).

@@ -6,5 +6,6 @@
 mod harness;
 
 mod entry;
+mod legacy;
 mod plain;
 mod reliability;
