@@ -252,7 +252,6 @@ impl QueueControl for RedisStore {
     async fn unrevoke_task(&self, task: &str) -> Result<bool> {
         self.ctx.check()?;
         let v = self.ctx.conn.cmd("SREM", vec![s(self.ctx.keys.k("revoked")), s(task)]).await?;
-        self.changed();
         Ok(int(&v) == Some(1))
     }
 

@@ -59,7 +59,7 @@ impl<'a> Indexes<'a> {
 pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
     let at = s(now.to_string());
     let created = pad(now);
-    let mut tasks: Vec<(&str, &str)> = Vec::new();
+    let mut tasks: Vec<&str> = Vec::new();
     let mut hashes = Vec::with_capacity(1 + jobs.len() * 10);
     let mut ix = Indexes::default();
     let mut counts: Vec<(&str, i64)> = Vec::new();
@@ -67,8 +67,8 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
     hashes.push(n(jobs.len() as i64));
     for j in jobs {
         let id = j.id.as_str();
-        if !tasks.iter().any(|(t, _)| *t == j.task) {
-            tasks.push((&j.task, id));
+        if !tasks.contains(&j.task.as_str()) {
+            tasks.push(&j.task);
         }
         hashes.extend([
             s(id),
@@ -112,9 +112,7 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
     let mut a = Vec::with_capacity(hashes.len() + zadds + 3 * ix.groups.len() + 2 * MAX_WAKE + 64);
     a.push(at.clone());
     a.push(n(tasks.len() as i64));
-    for (t, id) in tasks {
-        a.extend([s(t), s(id)]);
-    }
+    a.extend(tasks.into_iter().map(s));
     a.extend(hashes);
     let per = |scored: bool| if scored { 2 } else { 1 };
     let nchunks: usize =

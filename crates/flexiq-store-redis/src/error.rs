@@ -40,6 +40,10 @@ pub(crate) fn map(e: FredError) -> Error {
 /// Parses a `FLEXIQ_<KIND> message` reply raised by one of the scripts.
 fn script_error(text: &str) -> Error {
     let (code, rest) = text.split_once(' ').unwrap_or((text, ""));
+    if code == "FLEXIQ_REVOKED" {
+        // The rest is the task name exactly as stored.
+        return Error::TaskRevoked { task: rest.to_string() };
+    }
     let rest = rest.trim().to_string();
     match code {
         "FLEXIQ_CONFLICT" => Error::Conflict(rest),
@@ -70,7 +74,15 @@ mod tests {
 
     #[test]
     fn script_codes_map_to_kinds() {
-        assert_eq!(script_error("FLEXIQ_CONFLICT task t is revoked").code(), "CONFLICT");
+        assert_eq!(script_error("FLEXIQ_CONFLICT job x changed").code(), "CONFLICT");
+        match script_error("FLEXIQ_REVOKED email send ") {
+            Error::TaskRevoked { task } => assert_eq!(task, "email send "),
+            other => panic!("{other:?}"),
+        }
+        match map(FredError::new(FredKind::Unknown, "FLEXIQ_REVOKED billing.charge")) {
+            Error::TaskRevoked { task } => assert_eq!(task, "billing.charge"),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(script_error("FLEXIQ_INVALID dependency x not found").code(), "INVALID_ARGUMENT");
         match script_error("FLEXIQ_FULL 3 3 emails") {
             Error::QueueFull { queue, pending, max_pending } => {

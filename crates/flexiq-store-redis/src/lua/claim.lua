@@ -1,6 +1,7 @@
 -- Claims up to `limit` runnable jobs across queues in one step: due delayed jobs are
--- promoted, paused queues and revoked tasks skipped, each queue's concurrency cap and token
--- bucket honoured, and candidates ordered by priority (highest first), run_at, then id.
+-- promoted, paused queues skipped, each queue's concurrency cap and token bucket honoured, and
+-- candidates ordered by priority (highest first), run_at, then id. A revoked task's jobs that
+-- were already pending are claimed like any other: revocation only refuses new enqueues.
 -- The status change mirrors `flexiq_core::transition(Event::Claim)`: running, attempt + 1,
 -- claim sequence + 1 (a hash without `cs` counts from its attempt, as `codec::claim_seq`
 -- reads it), started_at = now.
@@ -15,7 +16,6 @@ if nq == 0 then
 else
   queues = { unpack(ARGV, 5, 4 + nq) }
 end
-local revoked = redis.call('SCARD', B .. ':revoked') > 0
 local cands = {}
 local sources = 0 -- queues that gave candidates
 local buckets = {}
@@ -55,12 +55,7 @@ for _, q in ipairs(queues) do
           local m = page[k]
           local r = tonumber(string.sub(m, 1, 16))
           local id = string.sub(m, 18)
-          local ok = r <= now
-          if ok and revoked then
-            local t = redis.call('HGET', B .. ':j:' .. id, 't')
-            ok = t and redis.call('SISMEMBER', B .. ':revoked', t) == 0
-          end
-          if ok then
+          if r <= now then
             if got == 0 then sources = sources + 1 end
             cands[#cands + 1] = { s = tonumber(page[k + 1]), m = m, id = id, q = q }
             got = got + 1

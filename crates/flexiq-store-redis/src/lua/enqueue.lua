@@ -1,5 +1,6 @@
 -- Inserts a batch of jobs atomically: revoked tasks, unique keys, dependencies and the
--- admission cap are all checked before anything is written.
+-- admission cap are all checked before anything is written. A revoked task refuses the whole
+-- batch with `FLEXIQ_REVOKED <task>` (`error.rs` makes it `TaskRevoked`).
 -- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
@@ -27,7 +28,7 @@ end
 if redis.call('SCARD', B .. ':revoked') > 0 then
   for _, j in ipairs(jobs) do
     if redis.call('SISMEMBER', B .. ':revoked', j.t) == 1 then
-      return redis.error_reply('FLEXIQ_CONFLICT task ' .. j.t .. ' is revoked: job ' .. j.id .. ' refused')
+      return redis.error_reply('FLEXIQ_REVOKED ' .. j.t)
     end
   end
 end

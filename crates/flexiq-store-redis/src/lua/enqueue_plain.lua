@@ -1,11 +1,12 @@
 -- Inserts a batch of plain jobs: no unique keys, no dependencies, no admission cap, no dead
 -- letter consumed. The client formats the index members and groups them per key (see
--- `enqueue_plain.rs`), so the script only checks revoked tasks and applies the writes: per job
+-- `enqueue_plain.rs`), so the script only checks revoked tasks (a revoked one refuses the whole
+-- batch before any write, with `FLEXIQ_REVOKED <task>` as `enqueue.lua`) and applies the writes: per job
 -- one `HSET` of its values under their field names, per index key one `ZADD` per chunk of
 -- members, per queue one pending-count increment (joining the queue set when the count rises
 -- from zero, as `enqueue.lua` does), and the wake-up tokens.
 -- It runs without the prelude; every key starts with KEYS[1], the namespace base.
--- ARGV: now, ntasks, (task, first job id) ..., njobs, per job (id, queue, task, payload,
+-- ARGV: now, ntasks, task ..., njobs, per job (id, queue, task, payload,
 -- priority, max_retries, backoff_base, backoff_max, run_at, nextra, field, value ...),
 -- nindexes, per index (key suffix, scored ('0' / '1'), n, then n members, or n score-member
 -- pairs when scored) ..., nqueues, (queue, count) ..., nwake, (score, member) ...
@@ -16,13 +17,13 @@ local ntasks = tonumber(ARGV[i])
 i = i + 1
 if ntasks > 0 and redis.call('SCARD', B .. ':revoked') > 0 then
   for k = 0, ntasks - 1 do
-    local t = ARGV[i + 2 * k]
+    local t = ARGV[i + k]
     if redis.call('SISMEMBER', B .. ':revoked', t) == 1 then
-      return redis.error_reply('FLEXIQ_CONFLICT task ' .. t .. ' is revoked: job ' .. ARGV[i + 2 * k + 1] .. ' refused')
+      return redis.error_reply('FLEXIQ_REVOKED ' .. t)
     end
   end
 end
-i = i + 2 * ntasks
+i = i + ntasks
 local njobs = tonumber(ARGV[i])
 i = i + 1
 for _ = 1, njobs do

@@ -9,3 +9,4 @@ mod entry;
 mod legacy;
 mod plain;
 mod reliability;
+mod revoke;

@@ -38,7 +38,7 @@ fn texts(v: Value) -> Vec<String> {
 }
 
 /// Every key of namespace `ns` (its base replaced by `B`) with its type and contents.
-async fn dump(c: &Client, prefix: &str, ns: &str) -> BTreeMap<String, Vec<String>> {
+pub(crate) async fn dump(c: &Client, prefix: &str, ns: &str) -> BTreeMap<String, Vec<String>> {
     let base = format!("{{{prefix}:{ns}}}");
     let mut out = BTreeMap::new();
     let mut cursor = "0".to_string();
