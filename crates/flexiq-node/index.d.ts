@@ -14,13 +14,18 @@ import type {
   JobError,
   JobPage,
   ListFilter,
+  LogEntry,
   Metric,
+  MetricBucket,
   MigrationSummary,
+  QueueControls,
   QueueOptions,
   ReplayEntry,
   RetentionOptions,
   RetentionPreview,
   Stats,
+  TaskMetrics,
+  WorkerInfo,
   WorkerOptions,
   WorkerStats,
 } from './native';
@@ -33,8 +38,11 @@ export type {
   Job,
   JobDag,
   JobError,
+  LogEntry,
   Metric,
+  MetricBucket,
   MigrationSummary,
+  QueueControls,
   QueueOptions,
   ReplayEntry,
   RetentionCounts,
@@ -42,6 +50,8 @@ export type {
   RetentionPreview,
   RetentionWindows,
   Stats,
+  TaskMetrics,
+  WorkerInfo,
   WorkerOptions,
   WorkerStats,
 } from './native';
@@ -123,7 +133,11 @@ export interface WaitOptions {
 export interface TaskOptions {
   /** Hard timeout of an attempt when the job carries none (s). */
   timeout?: number;
-  /** Soft timeout (s): a hint; the attempt keeps running. */
+  /**
+   * Soft timeout (s): when it passes, `ctx.signal` aborts with reason code `SOFT_TIMEOUT` so
+   * the handler can wrap up; the attempt keeps running (until `timeout`, if set, which must
+   * be longer).
+   */
   softTimeout?: number;
 }
 
@@ -138,11 +152,16 @@ export type FlexiqErrorCode =
   | 'CLOSED'
   | 'TIMEOUT'
   | 'QUEUE_FULL'
+  | 'TASK_REVOKED'
   | 'BACKEND'
   | 'JOB_FAILED'
   | 'JOB_CANCELLED'
   | 'LEASE_LOST'
-  | 'SHUTDOWN';
+  | 'SHUTDOWN'
+  | 'SOFT_TIMEOUT';
+
+/** The reason codes `ctx.signal.reason.code` takes. */
+export type AbortReasonCode = 'JOB_CANCELLED' | 'TIMEOUT' | 'LEASE_LOST' | 'SHUTDOWN' | 'SOFT_TIMEOUT';
 
 /** Every error flexiq raises. `cause` carries the chain (for `JOB_FAILED`, the job's own error and stack). */
 export declare class FlexiqError extends Error {
@@ -164,6 +183,8 @@ export declare class FlexiqError extends Error {
   readonly maxPending?: number;
   /** Whether repeating the call may succeed (`BACKEND`). */
   readonly retryable?: boolean;
+  /** The revoked task (`TASK_REVOKED`). */
+  readonly task?: string;
 }
 
 /** One attempt of one job, as a handler sees it. */
@@ -179,7 +200,10 @@ export declare class JobContext {
   readonly queue: string;
   /**
    * Aborts when the attempt should stop: `requestCancel` (reason code `JOB_CANCELLED`), its
-   * timeout (`TIMEOUT`), a lost lease (`LEASE_LOST`), a shutdown past its deadline (`SHUTDOWN`).
+   * timeout (`TIMEOUT`), a lost lease (`LEASE_LOST`), a shutdown past its deadline
+   * (`SHUTDOWN`), or its task's soft timeout (`SOFT_TIMEOUT`: a hint to wrap up, the attempt
+   * keeps running). `signal.reason` is a `FlexiqError` whose `code` is one of these
+   * (`AbortReasonCode`); a signal aborts once, with the first.
    */
   readonly signal: AbortSignal;
   /** Publishes a partial result (any JSON value); resolves to its sequence number (1, 2, ...). */
@@ -198,18 +222,40 @@ export declare class Worker {
   private constructor();
   /** The worker's id (stamped on the jobs it claims). */
   readonly id: string;
+  /**
+   * Resolves once the running worker is live: registered in the worker registry, and its
+   * first claim reached the store, so a job enqueued from now on is picked up without
+   * waiting for a poll. Rejects with `CLOSED` (naming the worker) when it stopped first:
+   * closed before `run()`, its queue closed, the store unreachable. Pending until `run()` or
+   * `close()` is called.
+   */
+  readonly ready: Promise<void>;
   /** Runs until `close()`; resolves with the worker's counters once it has shut down. */
   run(): Promise<WorkerStats>;
-  /** Stops claiming, lets running handlers finish within `shutdownTimeout`, resolves once stopped. */
+  /**
+   * Stops claiming, lets running handlers finish within `shutdownTimeout` (then aborts their
+   * `ctx.signal` with `SHUTDOWN` and gives their jobs back), writes every pending ack and
+   * resolves once stopped. Safe before `run()` (the worker never starts) and more than once.
+   */
   close(): Promise<void>;
+  /** `close()`, resolving with the worker's counters (`undefined` when it never ran). */
+  stop(): Promise<WorkerStats | undefined>;
 }
 
 /** A handle on one namespace of a store: SQLite file, PostgreSQL or Redis. */
 export declare class Queue {
   /**
-   * Opens a queue: `{ dbPath }` for an SQLite file, or `{ url }` (`postgres://`, `redis://`,
-   * `sqlite://`), plus `namespace`, `autoMigrate`, `maxPending`, `retention` (seconds).
-   * Blocks until connected.
+   * Opens any store without blocking the event loop: connecting, creating and migrating run
+   * on the addon's threads. `{ dbPath }` for an SQLite file, or `{ url }` (`postgres://`,
+   * `redis://`, `sqlite://`), plus `namespace`, `autoMigrate`, `maxPending`, `retention`
+   * (seconds). Rejects with `INVALID_ARGUMENT` for bad options and `BACKEND` for an
+   * unreachable server.
+   */
+  static connect(options: QueueOptions): Promise<Queue>;
+  /**
+   * Opens an SQLite file synchronously (`{ dbPath }` or a `sqlite://` url): a local file
+   * opens in milliseconds. PostgreSQL and Redis throw `INVALID_ARGUMENT` here: use
+   * `await Queue.connect(options)`, which never blocks the event loop.
    */
   constructor(options: QueueOptions);
   /** `"sqlite"`, `"postgres"` or `"redis"`. */
@@ -326,10 +372,65 @@ export declare class Queue {
   /** Moves the contract floor; a level this build does not speak is refused. */
   setMinContract(level: number): void;
 
+  /**
+   * Limits claims from a queue across all workers: `"N/s"`, `"N/m"` or `"N/h"` (N a whole
+   * number, 1 or more). Checked by the scheduler before per-task limits. Persisted. Synchronous.
+   */
+  setQueueRateLimit(queue: string, rateLimit: string): void;
+  /** Removes a queue's rate limit. Synchronous. */
+  clearQueueRateLimit(queue: string): void;
+  /**
+   * Caps the jobs of a queue running at once across all workers (a whole number, 1 to
+   * 1,000,000). Checked before per-task limits. Persisted. Synchronous.
+   */
+  setQueueConcurrency(queue: string, maxConcurrent: number): void;
+  /** Removes a queue's concurrency cap. Synchronous. */
+  clearQueueConcurrency(queue: string): void;
+  /** A queue's pause flag, rate limit and concurrency cap (`null`: none set). Synchronous. */
+  queueConfig(queue: string): QueueControls;
+  /**
+   * Cancels every pending job of a queue; resolves to how many. Cancelled, not deleted: the
+   * rows and their history stay. Running jobs are untouched.
+   */
+  purge(queue: string): Promise<number>;
+  /** Alias of `purge`. */
+  purgeQueue(queue: string): Promise<number>;
+  /**
+   * Prevents every future enqueue of a task (also `retryDead` and `replay` of its jobs):
+   * they reject with `TASK_REVOKED`. Jobs of the task already pending are not affected and
+   * still run. Synchronous.
+   */
+  revokeTask(taskName: string): void;
+  /** Lifts a revocation; `false` when the task was not revoked. Synchronous. */
+  unrevokeTask(taskName: string): boolean;
+  /** The revoked task names of the namespace, sorted. Synchronous. */
+  revokedTasks(): string[];
+  /**
+   * Per-task aggregates over executions of the last `sinceMs` **milliseconds** (default
+   * 3,600,000: one hour), keyed by task name; durations in ms. Every attempt counts (a job
+   * that ran three times contributes three). `taskName` `null`/omitted: every task.
+   */
+  metrics(taskName?: string | null, sinceMs?: number): Promise<Record<string, TaskMetrics>>;
+  /**
+   * The same executions in `bucketMs`-**millisecond** buckets (default 60,000), oldest first,
+   * over the last `sinceMs` ms (default one hour); `timestamp` is the bucket start (Unix ms).
+   * An empty bucket is absent rather than zero-filled.
+   */
+  metricsTimeseries(taskName?: string | null, sinceMs?: number, bucketMs?: number): Promise<MetricBucket[]>;
+  /** Workers registered in the namespace (`startedAt`, `heartbeatAt` Unix ms). */
+  listWorkers(): Promise<WorkerInfo[]>;
+  /** A job's log lines, oldest first (`loggedAt` Unix ms). */
+  jobLogs(id: string): Promise<LogEntry[]>;
+
   /** Registers a handler for `name`; workers created afterwards run it. Returns the queue. */
   task<P = any, R = unknown>(name: string, handler: Handler<P, R>, options?: TaskOptions): this;
   /** A worker for every task registered so far; `run()` starts it. */
   worker(options?: WorkerOptions): Worker;
+  /**
+   * Stops every worker made by this queue (each as `worker.close()` does), then closes the
+   * queue. The in-process way to stop, besides signals.
+   */
+  shutdown(): Promise<void>;
 }
 
 /** The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...). */

@@ -74,7 +74,7 @@ export const BACKENDS = [
 
 /**
  * Registers hooks on the current `describe` giving each test a fresh store: returns an
- * object whose `open(opts)` makes a Queue on it (closed afterwards) and whose `url` names it.
+ * object whose `await open(opts)` makes a Queue on it (closed afterwards) and whose `url` names it.
  */
 export function storeFixture(backend) {
   const state = { queues: [], workers: [], store: null };
@@ -99,8 +99,9 @@ export function storeFixture(backend) {
       w.run();
       return w;
     },
-    open(opts = {}) {
-      const q = new Queue({ url: state.store.url, ...opts });
+    /** A Queue on the store, opened with `Queue.connect` (closed when the test ends). */
+    async open(opts = {}) {
+      const q = await Queue.connect({ url: state.store.url, ...opts });
       state.queues.push(q);
       return q;
     },

@@ -11,7 +11,7 @@ for (const backend of BACKENDS) {
     const store = storeFixture(backend);
 
     it('getJob and getResult of unknown, pending and malformed ids', async () => {
-      const q = store.open();
+      const q = await store.open();
       assert.equal(q.getJob(UNKNOWN), null);
       throwsCode(assert, () => q.getJob('garbage'), 'INVALID_ARGUMENT');
       throwsCode(assert, () => q.getJob(), 'INVALID_ARGUMENT');
@@ -21,7 +21,7 @@ for (const backend of BACKENDS) {
     });
 
     it('result resolves, rejects JOB_FAILED with the cause, and times out', async () => {
-      const q = store.open();
+      const q = await store.open();
       q.task('ok', async (p) => ({ doubled: p * 2 }));
       q.task('boom', async () => {
         throw new Error('kaput');
@@ -45,7 +45,7 @@ for (const backend of BACKENDS) {
     });
 
     it('cancelJob cancels a pending job and result rejects JOB_CANCELLED', async () => {
-      const q = store.open();
+      const q = await store.open();
       const id = await q.enqueue('t', 1, { delay: 60 });
       assert.equal(q.isCancelRequested(id), false);
       assert.equal(q.cancelJob(id), true);
@@ -60,7 +60,7 @@ for (const backend of BACKENDS) {
     });
 
     it('stream yields published partials in order, then ends', async () => {
-      const q = store.open();
+      const q = await store.open();
       q.task('steps', async (n, ctx) => {
         for (let i = 1; i <= n; i++) await ctx.publish({ step: i });
         return 'done';
@@ -79,7 +79,7 @@ for (const backend of BACKENDS) {
     });
 
     it('lists jobs with filters, offsets and keyset pages', async () => {
-      const q = store.open();
+      const q = await store.open();
       const ids = [];
       for (let i = 0; i < 7; i++) ids.push(await q.enqueue(i % 2 ? 'odd' : 'even', i, { queue: i < 5 ? 'a' : 'b', metadata: { i } }));
       const all = await q.listJobs();
@@ -113,7 +113,7 @@ for (const backend of BACKENDS) {
     });
 
     it('records every failed attempt, replays and the graph', async () => {
-      const q = store.open();
+      const q = await store.open();
       q.task('flaky', async () => {
         throw new Error('nope');
       });
@@ -144,17 +144,60 @@ for (const backend of BACKENDS) {
     });
 
     it('lists the archive, offset and keyset', async () => {
-      const q = store.open();
+      const q = await store.open();
       assert.deepEqual(await q.listArchived(), []);
       assert.deepEqual(await q.listArchived(5, 0), []);
       assert.deepEqual(await q.listArchivedAfter(5), { items: [], nextCursor: null });
       await rejectsCode(assert, () => q.listArchived(0), 'INVALID_ARGUMENT');
       await rejectsCode(assert, () => q.listArchived(5, -2), 'INVALID_ARGUMENT');
+      await rejectsCode(assert, () => q.listArchived(5, 0.5), 'INVALID_ARGUMENT');
+      await rejectsCode(assert, () => q.listArchived('5'), 'INVALID_ARGUMENT');
       await rejectsCode(assert, () => q.listArchivedAfter(5, 'garbage'), 'INVALID_ARGUMENT');
+      await rejectsCode(assert, () => q.listArchivedAfter(NaN), 'INVALID_ARGUMENT');
+
+      // Seven finished jobs, then a worker whose cleaner archives at its first round.
+      q.task('done', async (n) => n * 2);
+      const ids = await q.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ task: 'done', payload: i })));
+      const runner = store.work(q, { queues: ['default'], maintenance: false });
+      for (const id of ids) await q.result(id, { timeoutMs: 15_000 });
+      await runner.close();
+      const live = await q.listJobs({ status: 'completed', limit: 100 });
+      assert.equal(live.length, 7);
+      store.work(q, { queues: ['default'], archiveAfter: 0 });
+      const archived = await until(async () => {
+        const a = await q.listArchived(100);
+        return a.length === 7 && a;
+      }, 20_000, 'seven archived jobs');
+      assert.deepEqual(archived.map((j) => j.id).sort(), [...ids].sort());
+      assert.ok(archived.every((j) => j.status === 'completed' && j.task === 'done'));
+      assert.equal((await q.listJobs({ status: 'completed' })).length, 0, 'moved out of the jobs table');
+      // Newest first, so an offset page is a slice of the full listing.
+      const finished = archived.map((j) => j.finishedAt);
+      assert.deepEqual(finished, [...finished].sort((a, b) => b - a));
+      assert.deepEqual((await q.listArchived(3, 2)).map((j) => j.id), archived.slice(2, 5).map((j) => j.id));
+      assert.deepEqual(await q.listArchived(5, 7), []);
+      // A keyset walk in pages of 3 sees every archived job once.
+      const walked = [];
+      const sizes = [];
+      let after = null;
+      do {
+        const page = await q.listArchivedAfter(3, after);
+        walked.push(...page.items.map((j) => j.id));
+        sizes.push(page.items.length);
+        after = page.nextCursor;
+      } while (after);
+      assert.deepEqual([...walked].sort(), [...ids].sort());
+      assert.equal(new Set(walked).size, 7);
+      assert.deepEqual(sizes.slice(0, 2), [3, 3]);
+      const first = await q.listArchivedAfter(3);
+      assert.ok(first.nextCursor);
+      await rejectsCode(assert, () => q.listArchivedAfter(0, first.nextCursor), 'INVALID_ARGUMENT');
+      // Archived jobs are no longer counted as live ones.
+      assert.equal((await q.stats()).completed, 0);
     });
 
     it('scan-heavy calls do not block the event loop', async () => {
-      const q = store.open();
+      const q = await store.open();
       const n = 5_000;
       for (let i = 0; i < n; i += 1_000) {
         await q.enqueueMany(Array.from({ length: 1_000 }, (_, k) => ({ task: 'bulk', payload: { i: i + k, pad: 'x'.repeat(200) } })));

@@ -13,7 +13,7 @@ for (const backend of BACKENDS) {
     const store = storeFixture(backend);
 
     it('counts by status and queue, and records metrics', async () => {
-      const q = store.open();
+      const q = await store.open();
       const started = Date.now();
       q.task('ok', async () => 1);
       await q.enqueueMany([{ task: 'ok' }, { task: 'ok' }, { task: 'idle', options: { queue: 'b' } }]);
@@ -23,9 +23,16 @@ for (const backend of BACKENDS) {
       assert.equal(s.pending, 1);
       assert.equal((await q.statsByQueue('b')).pending, 1);
       assert.equal((await q.statsByQueue('default')).completed, 2);
+      // Configured queues with no jobs are listed too, with zero counts.
+      q.pauseQueue('paused-only');
+      q.setQueueRateLimit('limited-only', '5/s');
       const all = await q.statsAllQueues();
       assert.equal(all.default.completed, 2);
       assert.equal(all.b.pending, 1);
+      const zero = { pending: 0, running: 0, completed: 0, failed: 0, dead: 0, cancelled: 0, suspended: 0, waiting: 0 };
+      assert.deepEqual(all['paused-only'], zero);
+      assert.deepEqual(all['limited-only'], zero);
+      assert.deepEqual(await q.statsByQueue('paused-only'), zero);
       await rejectsCode(assert, () => q.statsByQueue(''), 'INVALID_ARGUMENT');
       const metrics = await until(async () => {
         const m = await q.getMetrics(started);
@@ -38,7 +45,7 @@ for (const backend of BACKENDS) {
     });
 
     it('dead letters: list, page, retry, delete, purge', async () => {
-      const q = store.open();
+      const q = await store.open();
       q.task('die', async () => {
         throw new Error('dead on arrival');
       });
@@ -87,7 +94,7 @@ for (const backend of BACKENDS) {
     });
 
     it('purgeCompleted drops completed jobs older than the given ms', async () => {
-      const q = store.open();
+      const q = await store.open();
       q.task('ok', async () => 1);
       const ids = await q.enqueueMany([{ task: 'ok' }, { task: 'ok' }]);
       store.work(q, ONLY_DEFAULT);
@@ -100,7 +107,7 @@ for (const backend of BACKENDS) {
     });
 
     it('retention: nothing effective before a sweep, previews in ms from seconds', async () => {
-      const q = store.open({ retention: { taskLogs: 60, deadLetter: 120 } });
+      const q = await store.open({ retention: { taskLogs: 60, deadLetter: 120 } });
       assert.equal(q.effectiveRetention(), null);
       const configured = await q.dryRunRetention();
       assert.equal(configured.defaulted, false);
@@ -113,7 +120,7 @@ for (const backend of BACKENDS) {
       const candidate = await q.dryRunRetention({ jobErrors: 3_600 });
       assert.equal(candidate.windows.jobErrors, 3_600_000);
       assert.equal(candidate.counts.jobErrors, 0);
-      const defaults = await store.open({ namespace: 'other' }).dryRunRetention();
+      const defaults = await (await store.open({ namespace: 'other' })).dryRunRetention();
       assert.equal(defaults.defaulted, true);
       for (const bad of [{ taskLogs: 0 }, { taskLogs: -5 }, { taskLogs: 1.5 }, { taskLogs: NaN }, { logs: 1 }]) {
         await rejectsCode(assert, () => q.dryRunRetention(bad), 'INVALID_ARGUMENT');
@@ -121,7 +128,7 @@ for (const backend of BACKENDS) {
     });
 
     it('a worker publishes the retention it applies', async () => {
-      const q = store.open({ retention: { taskLogs: 60 } });
+      const q = await store.open({ retention: { taskLogs: 60 } });
       q.task('ok', async () => 1);
       store.work(q, { lease: 1, ...ONLY_DEFAULT });
       const eff = await until(() => q.effectiveRetention(), 15_000, 'an effective retention');
@@ -131,8 +138,8 @@ for (const backend of BACKENDS) {
       assert.equal(typeof eff.reportedAt, 'number');
     });
 
-    it('settings with compare-and-set', () => {
-      const q = store.open();
+    it('settings with compare-and-set', async () => {
+      const q = await store.open();
       assert.equal(q.getSetting('theme'), null);
       q.setSetting('theme', 'dark');
       assert.equal(q.getSetting('theme'), 'dark');
@@ -145,11 +152,17 @@ for (const backend of BACKENDS) {
       assert.equal(q.deleteSetting('theme'), false);
       throwsCode(assert, () => q.getSetting(''), 'INVALID_ARGUMENT');
       throwsCode(assert, () => q.setSetting('k', 5), 'INVALID_ARGUMENT');
-      assert.ok(reservedSettingPrefixes().includes('contract:'));
+      // Every prefix the spec lists as the runtime's, and no other.
+      const spec = ['auth:', 'contract:', 'middleware:disabled:', 'quota:', 'retention:', 'webhook:', 'webhooks:', 'flexiq.webhooks'];
+      assert.deepEqual([...reservedSettingPrefixes()].sort(), [...spec].sort());
+      // Settings do no filtering: a reserved key is stored like any other.
+      q.setSetting('quota:tenant-1', '10');
+      assert.equal(q.getSetting('quota:tenant-1'), '10');
+      assert.equal(q.deleteSetting('quota:tenant-1'), true);
     });
 
     it('migrate is idempotent and the contract floor is guarded', async () => {
-      const q = store.open();
+      const q = await store.open();
       const m = await q.migrate();
       assert.deepEqual(m.applied, []);
       assert.equal(typeof m.schemaless, 'boolean');
@@ -162,8 +175,8 @@ for (const backend of BACKENDS) {
     });
 
     it('autoMigrate false opens migrated storage and works at once', async () => {
-      await store.open().enqueue('t', 1);
-      const q = store.open({ autoMigrate: false });
+      await (await store.open()).enqueue('t', 1);
+      const q = await store.open({ autoMigrate: false });
       assert.deepEqual((await q.migrate()).applied, []);
       await q.enqueue('t', 1);
       assert.equal(q.countPendingByQueue('default'), 2);

@@ -1,9 +1,23 @@
 // Type-checked by `tsc -p tsconfig.json --noEmit`: the package's declarations as a user sees them.
-import { FlexiqError, Queue, reservedSettingPrefixes, type Job, type Page, type Stats } from '../index.js';
+import {
+  FlexiqError,
+  Queue,
+  reservedSettingPrefixes,
+  type AbortReasonCode,
+  type Job,
+  type LogEntry,
+  type MetricBucket,
+  type Page,
+  type QueueControls,
+  type Stats,
+  type TaskMetrics,
+  type WorkerInfo,
+  type WorkerStats,
+} from '../index.js';
 
 async function usage(): Promise<void> {
   const q = new Queue({ dbPath: 'tasks.db', namespace: 'app', maxPending: 10_000, retention: { taskLogs: 86_400 } });
-  const pg = new Queue({ url: 'postgres://postgres@127.0.0.1:5432/test?schema=app', autoMigrate: false });
+  const pg: Queue = await Queue.connect({ url: 'postgres://postgres@127.0.0.1:5432/test?schema=app', autoMigrate: false });
   await pg.migrate();
 
   q.task<{ to: string }, { sent: boolean }>('send', async (payload, ctx) => {
@@ -12,7 +26,12 @@ async function usage(): Promise<void> {
     await ctx.log(`sending to ${payload.to}`, 'info');
     await ctx.setProgress(50);
     return { sent: ctx.attempt > 0 };
-  }, { timeout: 30 });
+  }, { timeout: 30, softTimeout: 20 });
+  q.task('tidy', async (_p, ctx) => {
+    await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+    const code: AbortReasonCode | string = (ctx.signal.reason as FlexiqError).code;
+    return code === 'SOFT_TIMEOUT';
+  });
 
   const id: string = await q.enqueue('send', { to: 'a@b.c' }, { queue: 'mail', delay: 5, metadata: { tenant: 't1' }, backoff: { base: 1, max: 60 } });
   const ids: string[] = await q.enqueueMany([{ task: 'send', payload: { to: 'x' } }, { task: 'send', options: { priority: 2, runAt: new Date() } }]);
@@ -21,6 +40,7 @@ async function usage(): Promise<void> {
   const pending: number = q.countPendingByQueue('mail');
   const worker = q.worker({ concurrency: 8, queues: ['mail'] });
   const running = worker.run();
+  await worker.ready;
   try {
     const r = await q.result<{ sent: boolean }>(id, { timeoutMs: 5_000, pollMs: 100 });
     const sent: boolean | undefined = r?.sent;
@@ -40,8 +60,33 @@ async function usage(): Promise<void> {
   const ok: boolean = q.setSettingIf('theme', null, JSON.stringify({ dark: true }));
   const prefixes: string[] = reservedSettingPrefixes();
   const floor: number = q.minContract();
+  q.setQueueRateLimit('mail', '10/s');
+  q.clearQueueRateLimit('mail');
+  q.setQueueConcurrency('mail', 4);
+  q.clearQueueConcurrency('mail');
+  const controls: QueueControls = q.queueConfig('mail');
+  const cancelled: number = await q.purge('mail');
+  const alsoCancelled: number = await q.purgeQueue('mail');
+  q.revokeTask('old');
+  const lifted: boolean = q.unrevokeTask('old');
+  const revoked: string[] = q.revokedTasks();
+  try {
+    await q.enqueue('old', null);
+  } catch (e) {
+    if (e instanceof FlexiqError && e.code === 'TASK_REVOKED') console.error(e.task);
+  }
+  const perTask: Record<string, TaskMetrics> = await q.metrics('send', 60_000);
+  const p95: number | undefined = perTask.send?.p95Ms;
+  const buckets: MetricBucket[] = await q.metricsTimeseries(null, 3_600_000, 60_000);
+  const workers: WorkerInfo[] = await q.listWorkers();
+  const logs: LogEntry[] = await q.jobLogs(id);
+  const claims: number | undefined = job?.claimSeq;
+  void [controls, cancelled, alsoCancelled, lifted, revoked, p95, buckets, workers, logs, claims];
   await worker.close();
   const counters = await running;
+  const stopped: WorkerStats | undefined = await q.worker().stop();
+  void stopped;
+  await q.shutdown();
   void [ids, status, pending, next, stats, all, dead, windowMs, eff, ok, prefixes, floor, counters.succeeded];
   await q.close();
   await pg.close();

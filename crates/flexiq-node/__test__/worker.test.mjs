@@ -26,7 +26,7 @@ for (const backend of BACKENDS) {
     const store = storeFixture(backend);
 
     it('runs handlers and records results, failures with stack, and fatal errors', async () => {
-      const q = store.open();
+      const q = await store.open();
       q.task('sum', async (p) => p.a + p.b)
         .task('plain', (p) => p * 3)
         .task('sync-throw', () => {
@@ -60,7 +60,7 @@ for (const backend of BACKENDS) {
     });
 
     it('ctx exposes id and attempt, publishes, logs and reports progress', async () => {
-      const q = store.open();
+      const q = await store.open();
       let seen;
       q.task('ctx', async (p, ctx) => {
         seen = { id: ctx.id, attempt: ctx.attempt, task: ctx.task, queue: ctx.queue };
@@ -84,7 +84,7 @@ for (const backend of BACKENDS) {
     });
 
     it('requestCancel aborts ctx.signal with JOB_CANCELLED', async () => {
-      const q = store.open();
+      const q = await store.open();
       let reason;
       q.task('long', async (p, ctx) => {
         await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
@@ -102,7 +102,7 @@ for (const backend of BACKENDS) {
     });
 
     it('a timeout aborts ctx.signal with TIMEOUT and fails the attempt', async () => {
-      const q = store.open();
+      const q = await store.open();
       let reason;
       q.task('slow', async (p, ctx) => {
         await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
@@ -115,8 +115,37 @@ for (const backend of BACKENDS) {
       assert.equal(reason.code, 'TIMEOUT');
     });
 
+    it('a soft timeout aborts ctx.signal with SOFT_TIMEOUT and the attempt runs on', async () => {
+      const q = await store.open();
+      let reason;
+      let aborted;
+      q.task('wrap-up', async (p, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        aborted = ctx.signal.aborted;
+        reason = ctx.signal.reason;
+        // Still running after the soft timeout: finish and return a result.
+        await ctx.log('wrapping up');
+        return { wrapped: p };
+      }, { softTimeout: 0.1, timeout: 60 });
+      store.work(q, ONLY_DEFAULT);
+      const id = await q.enqueue('wrap-up', 7, { maxRetries: 0 });
+      assert.deepEqual(await q.result(id, { timeoutMs: 15_000 }), { wrapped: 7 });
+      assert.equal(aborted, true);
+      assert.equal(reason.name, 'FlexiqError');
+      assert.equal(reason.code, 'SOFT_TIMEOUT');
+      assert.equal(reason.jobId, id);
+      assert.match(reason.message, /soft timeout/);
+      for (const other of ['TIMEOUT', 'JOB_CANCELLED', 'SHUTDOWN', 'LEASE_LOST']) assert.notEqual(reason.code, other);
+      assert.equal(q.getJob(id).attempt, 1);
+      for (const bad of [-1, NaN, 0, '1', { s: 1 }]) {
+        const fresh = await store.open();
+        fresh.task('bad-soft', async () => {}, { softTimeout: bad });
+        throwsCode(assert, () => fresh.worker(), 'INVALID_ARGUMENT');
+      }
+    });
+
     it('runs handlers concurrently up to the limit', async () => {
-      const q = store.open();
+      const q = await store.open();
       let running = 0;
       let peak = 0;
       q.task('nap', async () => {
@@ -131,8 +160,8 @@ for (const backend of BACKENDS) {
       assert.ok(peak > 1 && peak <= 4, `peak concurrency ${peak}`);
     });
 
-    it('refuses bad worker and task options', () => {
-      const q = store.open();
+    it('refuses bad worker and task options', async () => {
+      const q = await store.open();
       assert.throws(() => q.worker(), (e) => e.code === 'INVALID_ARGUMENT' && /at least one task/.test(e.message));
       throwsCode(assert, () => q.task('', async () => {}), 'INVALID_ARGUMENT');
       throwsCode(assert, () => q.task('t', 'not a function'), 'INVALID_ARGUMENT');
@@ -147,7 +176,7 @@ for (const backend of BACKENDS) {
     });
 
     it('interoperates with Rust: Node enqueues for a Rust worker, and the reverse', async () => {
-      const q = store.open();
+      const q = await store.open();
       const forRust = await q.enqueue('interop.rust', { n: 21 });
       assert.equal(rust('work', store.url, 'interop.rust', '1'), '1');
       assert.deepEqual(await q.result(forRust, { timeoutMs: 10_000 }), { handledBy: 'rust', payload: { n: 21 } });

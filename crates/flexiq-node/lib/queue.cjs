@@ -39,19 +39,43 @@ function createdRange(f) {
   return out;
 }
 
+/** Lets `Queue.connect` hand an opened native queue to the constructor. */
+const OPENED = Symbol('flexiq.opened');
+
+function queueOptions(opts, how) {
+  if (opts === undefined || opts === null) throw invalid(`${how} needs options: { dbPath } or { url }`);
+  const o = options('queue options', opts, QUEUE_OPTIONS);
+  if (o.retention !== undefined) retention(o.retention);
+  return o;
+}
+
 class Queue {
   #native;
   #tasks = new Map();
+  #workers = new Set();
 
   /**
-   * Opens a queue: `{ dbPath }` for an SQLite file, or `{ url }` for `postgres://...`,
-   * `redis://...` or `sqlite://...`; plus `namespace`, `autoMigrate`, `maxPending`,
-   * `retention` (seconds) and backend tuning. Blocks until connected.
+   * Opens any store without blocking the event loop: connecting, creating and migrating run
+   * on the addon's threads. `{ dbPath }` for an SQLite file, or `{ url }` for
+   * `postgres://...`, `redis://...` or `sqlite://...`; plus `namespace`, `autoMigrate`,
+   * `maxPending`, `retention` (seconds) and backend tuning.
+   */
+  static async connect(opts) {
+    const o = await callAsync(async () => queueOptions(opts, 'Queue.connect()'));
+    const n = await callAsync(() => native.NativeQueue.connect(o));
+    return new Queue({ [OPENED]: n });
+  }
+
+  /**
+   * Opens an SQLite file synchronously (`{ dbPath }` or a `sqlite://` url): a local file
+   * opens in milliseconds. PostgreSQL and Redis go through `await Queue.connect(opts)`.
    */
   constructor(opts) {
-    if (opts === undefined || opts === null) throw invalid('new Queue() needs options: { dbPath } or { url }');
-    const o = options('queue options', opts, QUEUE_OPTIONS);
-    if (o.retention !== undefined) retention(o.retention);
+    if (opts !== null && typeof opts === 'object' && opts[OPENED] !== undefined) {
+      this.#native = opts[OPENED];
+      return;
+    }
+    const o = queueOptions(opts, 'new Queue()');
     this.#native = callSync(() => new native.NativeQueue(o));
   }
 
@@ -297,6 +321,64 @@ class Queue {
     callSync(() => this.#native.setMinContract(level));
   }
 
+  // ---- limits, purges, revocation, metrics, workers ----
+
+  setQueueRateLimit(queue, rateLimit) {
+    callSync(() => this.#native.setQueueRateLimit(queue, rateLimit));
+  }
+
+  clearQueueRateLimit(queue) {
+    callSync(() => this.#native.clearQueueRateLimit(queue));
+  }
+
+  setQueueConcurrency(queue, maxConcurrent) {
+    callSync(() => this.#native.setQueueConcurrency(queue, maxConcurrent));
+  }
+
+  clearQueueConcurrency(queue) {
+    callSync(() => this.#native.clearQueueConcurrency(queue));
+  }
+
+  queueConfig(queue) {
+    return callSync(() => this.#native.queueConfig(queue));
+  }
+
+  purge(queue) {
+    return callAsync(() => this.#native.purge(queue));
+  }
+
+  purgeQueue(queue) {
+    return this.purge(queue);
+  }
+
+  revokeTask(taskName) {
+    callSync(() => this.#native.revokeTask(taskName));
+  }
+
+  unrevokeTask(taskName) {
+    return callSync(() => this.#native.unrevokeTask(taskName));
+  }
+
+  revokedTasks() {
+    return callSync(() => this.#native.revokedTasks());
+  }
+
+  metrics(taskName, sinceMs) {
+    return callAsync(() => this.#native.metrics(taskName, sinceMs));
+  }
+
+  metricsTimeseries(taskName, sinceMs, bucketMs) {
+    return callAsync(() => this.#native.metricsTimeseries(taskName, sinceMs, bucketMs));
+  }
+
+  listWorkers() {
+    return callAsync(() => this.#native.listWorkers());
+  }
+
+  jobLogs(id) {
+    return callAsync(() => this.#native.jobLogs(id));
+  }
+
   // ---- workers ----
 
   /**
@@ -318,7 +400,21 @@ class Queue {
   /** A worker serving every task registered so far; `run()` starts it. */
   worker(opts) {
     if (this.#native.closed) throw new FlexiqError('CLOSED', `closed: queue on namespace ${this.namespace} is closed`);
-    return new Worker(this.#native, new Map(this.#tasks), opts);
+    const w = new Worker(this.#native, new Map(this.#tasks), opts, () => this.#workers.delete(w));
+    this.#workers.add(w);
+    return w;
+  }
+
+  /**
+   * Stops every worker made by this queue (each gracefully, as `worker.close()` does), then
+   * closes the queue. Resolves once all of it is done; a worker that failed does not stop
+   * the others from being closed.
+   */
+  async shutdown() {
+    const workers = [...this.#workers];
+    this.#workers.clear();
+    await Promise.allSettled(workers.map((w) => w.close()));
+    await this.close();
   }
 }
 

@@ -18,6 +18,7 @@ const WORKER_OPTIONS = new Set([
   'pollInterval',
   'shutdownTimeout',
   'maintenance',
+  'archiveAfter',
 ]);
 
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
@@ -68,8 +69,10 @@ class JobContext {
 
   /**
    * Aborts when the attempt should stop: a `requestCancel` (reason code `JOB_CANCELLED`),
-   * its timeout (`TIMEOUT`), a lost lease (`LEASE_LOST`) or a worker shutdown past its
-   * deadline (`SHUTDOWN`). `signal.reason` is a FlexiqError with that code.
+   * its timeout (`TIMEOUT`), a lost lease (`LEASE_LOST`), a worker shutdown past its
+   * deadline (`SHUTDOWN`), or its task's soft timeout (`SOFT_TIMEOUT`: a hint to wrap up,
+   * the attempt keeps running). `signal.reason` is a FlexiqError with that code; a signal
+   * aborts once, with the first of these.
    */
   get signal() {
     if (this.#signal === undefined) {
@@ -112,6 +115,7 @@ function abortReason(id, code) {
     TIMEOUT: 'the attempt timed out',
     LEASE_LOST: 'the worker lost its lease',
     SHUTDOWN: 'the worker is shutting down',
+    SOFT_TIMEOUT: 'the attempt passed its soft timeout',
   }[code];
   return new FlexiqError(code, `job ${id}: ${what ?? code}`, { jobId: id });
 }
@@ -120,18 +124,32 @@ class Worker {
   #native;
   #handlers;
   #running;
+  #ready;
+  #onStopped;
 
-  constructor(nativeQueue, tasks, opts) {
+  constructor(nativeQueue, tasks, opts, onStopped) {
     const o = options('worker options', opts, WORKER_OPTIONS);
     if (tasks.size === 0) throw invalid('a worker needs at least one task: register handlers with queue.task()');
     const specs = [...tasks].map(([name, t]) => ({ name, timeout: t.timeout, softTimeout: t.softTimeout }));
     this.#native = callSync(() => nativeQueue.createWorker(o, specs));
     this.#handlers = new Map([...tasks].map(([name, t]) => [name, t.handler]));
+    this.#onStopped = onStopped;
   }
 
   /** The worker's id (stamped on the jobs it claims). */
   get id() {
     return this.#native.id;
+  }
+
+  /**
+   * Resolves once the running worker is live: registered, and its first claim reached the
+   * store, so a job enqueued from now on is picked up without waiting for a poll. Rejects
+   * with `CLOSED` naming the worker when it stopped first (closed before `run()`, a closed
+   * queue, an unreachable store). Stays pending until `run()` or `close()` is called.
+   */
+  get ready() {
+    if (this.#ready === undefined) this.#ready = callAsync(() => this.#native.ready());
+    return this.#ready;
   }
 
   /**
@@ -175,14 +193,26 @@ class Worker {
       const entry = controllers.get(event.token);
       if (entry) entry.controller.abort(abortReason(entry.id, event.reason));
     };
-    this.#running = callAsync(() => this.#native.run(dispatch, abort));
+    const onStopped = this.#onStopped;
+    this.#running = callAsync(() => this.#native.run(dispatch, abort)).finally(() => onStopped?.());
     return this.#running;
   }
 
-  /** Stops claiming, lets running handlers finish (see `shutdownTimeout`) and resolves once stopped. */
+  /**
+   * Stops claiming, lets running handlers finish (see `shutdownTimeout`), gives the rest
+   * back and resolves once stopped. Safe to call before `run()` (the worker then never
+   * starts) and more than once.
+   */
   async close() {
     this.#native.close();
     if (this.#running) await this.#running;
+    else this.#onStopped?.();
+  }
+
+  /** `close()`, resolving with the worker's counters (`undefined` if it never ran). */
+  async stop() {
+    await this.close();
+    return this.#running === undefined ? undefined : this.#running;
   }
 }
 

@@ -2,8 +2,9 @@
 //!
 //! The JS layer wraps it in the `ctx` handed to handlers. Cancellation reaches JS lazily:
 //! the first time a handler reads `ctx.signal`, the JS layer calls [`NativeJobContext::watch_cancel`],
-//! which waits on the attempt's cancellation token and, when it fires, calls the worker's
-//! abort callback with this attempt's token and the reason.
+//! which waits on the attempt's cancellation token and soft-timeout token and, when either
+//! fires, calls the worker's abort callback with this attempt's token and the reason
+//! (`SOFT_TIMEOUT` for the soft timeout, which stops nothing by itself).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -25,12 +26,16 @@ use crate::worker::HandlerOutcome;
 pub struct AbortEvent {
     /// The attempt's token (`NativeJobContext.token`).
     pub token: u32,
-    /// `JOB_CANCELLED`, `TIMEOUT`, `LEASE_LOST` or `SHUTDOWN`.
+    /// `JOB_CANCELLED`, `TIMEOUT`, `LEASE_LOST`, `SHUTDOWN` or `SOFT_TIMEOUT`.
     pub reason: String,
 }
 
 /// The worker's abort callback.
 pub(crate) type AbortFn = ThreadsafeFunction<AbortEvent, (), AbortEvent, Status, false>;
+
+/// The reason code of a passed soft timeout: the attempt keeps running, `ctx.signal` aborts
+/// so the handler can wrap up before the hard timeout.
+pub(crate) const SOFT_TIMEOUT: &str = "SOFT_TIMEOUT";
 
 /// The `code` a cancellation reason is reported with on `ctx.signal.reason`.
 pub(crate) fn reason_code(r: Option<CancelReason>) -> &'static str {
@@ -106,33 +111,47 @@ impl NativeJobContext {
         self.ctx.is_cancelled()
     }
 
-    /// Why it was told to stop (`JOB_CANCELLED`, `TIMEOUT`, `LEASE_LOST`, `SHUTDOWN`), once it was.
+    /// Why it was told to stop (`JOB_CANCELLED`, `TIMEOUT`, `LEASE_LOST`, `SHUTDOWN`), once it
+    /// was; else `SOFT_TIMEOUT` once the task's soft timeout passed (the attempt keeps
+    /// running); else `null`.
     #[napi]
     pub fn cancel_reason(&self) -> Option<&'static str> {
-        self.ctx.is_cancelled().then(|| reason_code(self.ctx.cancel_reason()))
+        if self.ctx.is_cancelled() {
+            return Some(reason_code(self.ctx.cancel_reason()));
+        }
+        self.ctx.soft_timeout().is_cancelled().then_some(SOFT_TIMEOUT)
     }
 
-    /// Starts forwarding this attempt's cancellation to the abort callback.
+    /// Starts forwarding this attempt's first stop signal (its cancellation, or its soft
+    /// timeout) to the abort callback.
     #[napi]
     pub fn watch_cancel(&self) {
         let cancel = self.ctx.cancellation().clone();
+        let soft = self.ctx.soft_timeout().clone();
         let done = self.done.clone();
         let ctx = self.ctx.clone();
         let abort = self.abort.clone();
         let token = self.token;
         let settled = self.settled.clone();
         napi::bindgen_prelude::spawn(async move {
-            let fired = tokio::select! {
-                _ = cancel.cancelled() => true,
+            let reason = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Some(reason_code(ctx.cancel_reason())),
+                _ = soft.cancelled() => Some(SOFT_TIMEOUT),
                 _ = done.cancelled() => {
                     // A dropped attempt (timeout, shutdown) has its token fired right after.
-                    !settled.load(Ordering::Acquire)
-                        && tokio::time::timeout(Duration::from_millis(DROPPED_GRACE_MS), cancel.cancelled()).await.is_ok()
+                    let dropped = !settled.load(Ordering::Acquire)
+                        && tokio::time::timeout(Duration::from_millis(DROPPED_GRACE_MS), cancel.cancelled())
+                            .await
+                            .is_ok();
+                    dropped.then(|| reason_code(ctx.cancel_reason()))
                 }
             };
-            if let (true, Some(abort)) = (fired, abort.upgrade()) {
-                let reason = reason_code(ctx.cancel_reason()).to_string();
-                abort.call(AbortEvent { token, reason }, ThreadsafeFunctionCallMode::NonBlocking);
+            if let (Some(reason), Some(abort)) = (reason, abort.upgrade()) {
+                abort.call(
+                    AbortEvent { token, reason: reason.to_string() },
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                );
             }
         });
     }

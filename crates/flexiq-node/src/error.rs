@@ -64,6 +64,9 @@ fn core_fields(core: &flexiq_core::Error, fields: &mut Map<String, Value>) {
             fields.insert("floor".into(), Value::from(*floor));
             fields.insert("level".into(), Value::from(*level));
         }
+        flexiq_core::Error::TaskRevoked { task } => {
+            fields.insert("task".into(), Value::from(task.as_str()));
+        }
         flexiq_core::Error::Backend { retryable, .. } => {
             fields.insert("retryable".into(), Value::from(*retryable));
         }

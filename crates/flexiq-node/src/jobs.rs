@@ -12,7 +12,7 @@ use napi_derive::napi;
 use crate::args;
 use crate::error::{IntoNapi, Result};
 use crate::queue::NativeQueue;
-use crate::types::{Job, JobDag, JobError, ReplayEntry};
+use crate::types::{Job, JobDag, JobError, LogEntry, ReplayEntry};
 
 fn text(bytes: Option<Vec<u8>>) -> Option<String> {
     bytes.map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -109,6 +109,13 @@ impl NativeQueue {
     pub async fn get_job_errors(&self, id: String) -> Result<Vec<JobError>> {
         let q = self.queue()?;
         Ok(q.get_job_errors(&id).await.napi()?.into_iter().map(Into::into).collect())
+    }
+
+    /// A job's log lines, oldest first (what its handler wrote with `ctx.log`).
+    #[napi]
+    pub async fn job_logs(&self, id: String) -> Result<Vec<LogEntry>> {
+        let q = self.queue()?;
+        Ok(q.job_logs(&id).await.napi()?.into_iter().map(Into::into).collect())
     }
 
     /// Re-enqueues a copy of a job (fresh id and retry budget) and records the replay;

@@ -1,5 +1,8 @@
 //! The `NativeQueue` class: opening, closing and enqueuing.
 //!
+//! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
+//! SQLite alone, whose open is a local file and cheap enough to block on.
+//!
 //! The JS `Queue` (lib/queue.cjs) wraps one of these. Each call parses its arguments
 //! synchronously, clones the runtime handle and either blocks on the runtime (the calls the
 //! spec makes synchronous: index-backed point reads and writes) or returns a Promise whose
@@ -13,7 +16,7 @@ use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 use parking_lot::RwLock;
 
-use crate::error::{closed, IntoNapi, Result};
+use crate::error::{closed, invalid, IntoNapi, Result};
 use crate::options::{EnqueueManyItem, JobOptions, QueueOptions};
 
 /// A handle on one namespace of a store (SQLite file, PostgreSQL or Redis).
@@ -24,7 +27,25 @@ pub struct NativeQueue {
     namespace: String,
 }
 
+/// Whether a resolved store location is an SQLite file (a plain path or a `sqlite:` URL).
+fn is_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:") || !url.contains("://")
+}
+
+/// The scheme of a URL, for messages (`postgres://`).
+fn scheme(url: &str) -> &str {
+    url.find("://").map_or(url, |i| &url[..i + 3])
+}
+
 impl NativeQueue {
+    fn wrap(queue: Queue) -> Self {
+        NativeQueue {
+            backend: queue.backend(),
+            namespace: queue.namespace().to_string(),
+            inner: Arc::new(RwLock::new(Some(queue))),
+        }
+    }
+
     /// The runtime handle, or `CLOSED`.
     pub(crate) fn queue(&self) -> Result<Queue> {
         self.inner.read().clone().ok_or_else(|| closed(&format!("queue on namespace {}", self.namespace)))
@@ -33,17 +54,28 @@ impl NativeQueue {
 
 #[napi]
 impl NativeQueue {
-    /// Opens the store named by `options` (creating and migrating it unless
-    /// `autoMigrate: false`). Blocks until connected.
+    /// Opens an SQLite file named by `options` (creating and migrating it unless
+    /// `autoMigrate: false`), blocking the calling thread while it does: a local file opens
+    /// in milliseconds. PostgreSQL and Redis are refused here (`INVALID_ARGUMENT`): their
+    /// connect and migration wait on the network, so they go through `connect`.
     #[napi(constructor)]
     pub fn new(options: QueueOptions) -> Result<Self> {
         let (url, opts) = options.resolve()?;
-        let queue = block_on(flexiq_runtime::connect(&url, opts)).napi()?;
-        Ok(NativeQueue {
-            backend: queue.backend(),
-            namespace: queue.namespace().to_string(),
-            inner: Arc::new(RwLock::new(Some(queue))),
-        })
+        if !is_sqlite(&url) {
+            return Err(invalid(format!(
+                "new Queue() opens SQLite only; use `await Queue.connect({{ url }})` for {}",
+                scheme(&url)
+            )));
+        }
+        Ok(Self::wrap(block_on(flexiq_runtime::connect(&url, opts)).napi()?))
+    }
+
+    /// Opens the store named by `options` on the addon's threads: connecting, creating and
+    /// migrating never block the JS event loop. Any backend.
+    #[napi]
+    pub async fn connect(options: QueueOptions) -> Result<NativeQueue> {
+        let (url, opts) = options.resolve()?;
+        Ok(Self::wrap(flexiq_runtime::connect(&url, opts).await.napi()?))
     }
 
     /// The backend: `"sqlite"`, `"postgres"` or `"redis"`.

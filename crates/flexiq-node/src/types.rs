@@ -44,6 +44,9 @@ pub struct Job {
     pub status: String,
     /// Attempts started so far (the running one included).
     pub attempt: u32,
+    /// Claims of this job so far: unlike `attempt`, never given back by a requeue, so each
+    /// claim's fence is unique (a worker that lost its claim is refused as `superseded`).
+    pub claim_seq: f64,
     /// Retries allowed after the first attempt.
     pub max_retries: u32,
     /// Delay before the first retry (ms); it doubles per retry up to `backoffMaxMs`.
@@ -95,6 +98,7 @@ impl From<core::Job> for Job {
             priority: j.priority,
             status: j.status.as_str().to_string(),
             attempt: j.attempt,
+            claim_seq: j.claim_seq as f64,
             max_retries: j.max_retries,
             backoff_base_ms: j.backoff.base_ms as f64,
             backoff_max_ms: j.backoff.max_ms as f64,
@@ -286,6 +290,25 @@ impl From<core::JobError> for JobError {
             error: e.error,
             failed_at: ms(e.failed_at),
         }
+    }
+}
+
+/// One log line of a job.
+#[napi(object)]
+pub struct LogEntry {
+    /// The job.
+    pub job_id: String,
+    /// Level: `debug`, `info`, `warn` or `error`.
+    pub level: String,
+    /// The text.
+    pub message: String,
+    /// When it was written (Unix ms).
+    pub logged_at: f64,
+}
+
+impl From<core::LogEntry> for LogEntry {
+    fn from(e: core::LogEntry) -> Self {
+        LogEntry { job_id: e.job_id, level: e.level, message: e.message, logged_at: ms(e.logged_at) }
     }
 }
 

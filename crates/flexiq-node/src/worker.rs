@@ -19,11 +19,11 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use crate::args;
 use crate::context::{AbortFn, NativeJobContext};
-use crate::error::{invalid, IntoNapi, Result};
+use crate::error::{invalid, to_napi, IntoNapi, Result};
 use crate::queue::NativeQueue;
 
 /// How a worker runs. Durations in **seconds** (fractions allowed).
@@ -49,6 +49,10 @@ pub struct WorkerOptions {
     /// Whether this worker may be elected its namespace's cleaner and run retention,
     /// archival and stale-lease rescue (default `true`).
     pub maintenance: Option<bool>,
+    /// How long (s) a finished job stays in the jobs table before the elected cleaner moves it
+    /// to the archive (default 3,600 s; 0 archives at the next maintenance round, which runs
+    /// when the worker starts and every 5 s).
+    pub archive_after: Option<f64>,
 }
 
 impl WorkerOptions {
@@ -69,6 +73,17 @@ impl WorkerOptions {
         }
         if self.maintenance == Some(false) {
             c.maintenance = None;
+        }
+        if let Some(a) = self.archive_after {
+            let after = secs("archiveAfter", a)?;
+            match &mut c.maintenance {
+                Some(m) => m.archive.after = after,
+                None => {
+                    return Err(invalid(
+                        "archiveAfter needs maintenance: a worker with maintenance false never archives",
+                    ))
+                }
+            }
         }
         if let Some(l) = self.lease {
             c = c.with_lease(secs("lease", l)?);
@@ -92,7 +107,8 @@ pub struct TaskSpec {
     /// Hard timeout of an attempt when the job carries none: `ctx.signal` aborts with
     /// `TIMEOUT` and the attempt fails (retryable).
     pub timeout: Option<f64>,
-    /// Soft timeout: a hint; the attempt keeps running.
+    /// Soft timeout: when it passes, `ctx.signal` aborts with `SOFT_TIMEOUT` so the handler
+    /// can wrap up; the attempt keeps running (until its hard timeout, if any).
     pub soft_timeout: Option<f64>,
 }
 
@@ -173,15 +189,38 @@ fn js_handler(dispatch: Arc<DispatchFn>, abort: Arc<AbortFn>, tokens: Arc<Atomic
     })
 }
 
+/// A `CLOSED` error about worker `id`.
+fn stopped(id: &str, what: &str) -> napi::Error {
+    to_napi(flexiq_runtime::Error::Core(flexiq_core::Error::Closed(format!("worker {id} {what}"))))
+}
+
 /// What `run` starts: the queue, the checked config and the tasks with their options.
 type Pending = (flexiq_runtime::Queue, WorkerConfig, Vec<(String, TaskOptions)>);
+
+/// How start-up ended: ready, or the encoded error of a worker that stopped first.
+type Readiness = Option<std::result::Result<(), String>>;
 
 /// A worker on a queue, built by `NativeQueue.createWorker` and started by `run`.
 #[napi]
 pub struct NativeWorker {
     worker: Mutex<Option<Pending>>,
     shutdown: CancellationToken,
+    ready: watch::Sender<Readiness>,
     id: String,
+}
+
+impl NativeWorker {
+    /// Records how start-up ended; only the first outcome counts.
+    fn set_ready(&self, outcome: std::result::Result<(), String>) {
+        self.ready.send_if_modified(|r| {
+            if r.is_none() {
+                *r = Some(outcome);
+                true
+            } else {
+                false
+            }
+        });
+    }
 }
 
 #[napi]
@@ -212,6 +251,7 @@ impl NativeQueue {
                 tasks,
             ))),
             shutdown: CancellationToken::new(),
+            ready: watch::channel(None).0,
         })
     }
 }
@@ -243,7 +283,25 @@ impl NativeWorker {
                 .register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone()))
                 .napi()?;
         }
-        let c = worker.run(self.shutdown.clone()).await.napi()?;
+        let handle = worker.start();
+        let stop = handle.shutdown_token();
+        let close = self.shutdown.clone();
+        // `close()` may come at any point: before start-up ends, or while running.
+        let forward = async move {
+            close.cancelled().await;
+            stop.cancel();
+        };
+        let run = async {
+            let ready = handle.ready().await;
+            self.set_ready(ready.map_err(|e| to_napi(e).reason.clone()));
+            handle.join().await
+        };
+        tokio::pin!(run);
+        let c = tokio::select! {
+            out = &mut run => out,
+            () = forward => run.await,
+        }
+        .napi()?;
         Ok(WorkerStats {
             claimed: c.claimed as f64,
             started: c.started as f64,
@@ -257,10 +315,38 @@ impl NativeWorker {
         })
     }
 
-    /// Stops claiming and shuts the worker down gracefully; `run()` then resolves.
+    /// Resolves once the running worker is live: registered, and its first claim reached the
+    /// store, so a job enqueued from now on is picked up without waiting for a poll. Rejects
+    /// with `CLOSED` naming the worker when it stopped first (closed before `run`, a closed
+    /// queue, an unreachable store). Pending until `run` or `close` is called.
+    #[napi]
+    pub async fn ready(&self) -> Result<()> {
+        let mut rx = self.ready.subscribe();
+        let outcome = match rx.wait_for(Option::is_some).await {
+            Ok(r) => r.clone(),
+            Err(_) => None,
+        };
+        match outcome {
+            Some(Ok(())) => Ok(()),
+            Some(Err(encoded)) => Err(napi::Error::new(Status::GenericFailure, encoded)),
+            None => Err(stopped(&self.id, "stopped before it was ready")),
+        }
+    }
+
+    /// Whether `close()` was called.
+    #[napi(getter)]
+    pub fn closing(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
+    /// Stops claiming and shuts the worker down gracefully; `run()` then resolves. A worker
+    /// closed before `run` never starts: its `ready()` rejects with `CLOSED`.
     #[napi]
     pub fn close(&self) {
         self.shutdown.cancel();
+        if self.worker.lock().is_some() {
+            self.set_ready(Err(stopped(&self.id, "was closed before it ran").reason.clone()));
+        }
     }
 }
 

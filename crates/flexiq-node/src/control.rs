@@ -1,0 +1,100 @@
+//! Queue limits, purges and task revocation on `NativeQueue`.
+//!
+//! Rate limits, concurrency caps and revocations are single-row writes, persisted and shared
+//! by every worker of the namespace, so they are synchronous like `pauseQueue`; `purge`
+//! cancels a whole backlog and returns a Promise.
+
+use napi::bindgen_prelude::block_on;
+use napi_derive::napi;
+
+use crate::args;
+use crate::error::{IntoNapi, Result};
+use crate::queue::NativeQueue;
+
+/// A queue's persisted controls.
+#[napi(object)]
+pub struct QueueControls {
+    /// Whether the queue is paused.
+    pub paused: bool,
+    /// Its rate limit as `"N/s"`, `"N/m"` or `"N/h"`; `null` when unlimited.
+    pub rate_limit: Option<String>,
+    /// Most of its jobs running at once across all workers; `null` when uncapped.
+    pub concurrency: Option<u32>,
+}
+
+#[napi]
+impl NativeQueue {
+    /// Limits claims from a queue across all workers: `"N/s"`, `"N/m"` or `"N/h"` (N a whole
+    /// number, 1 or more). Checked by the scheduler before per-task limits. Synchronous.
+    #[napi]
+    pub fn set_queue_rate_limit(&self, queue: String, rate_limit: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.set_queue_rate_limit(&queue, &rate_limit)).napi()
+    }
+
+    /// Removes a queue's rate limit (a queue without one is fine). Synchronous.
+    #[napi]
+    pub fn clear_queue_rate_limit(&self, queue: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.clear_queue_rate_limit(&queue)).napi()
+    }
+
+    /// Caps how many jobs of a queue run at once across all workers (a whole number, 1 to
+    /// 1,000,000). Synchronous.
+    #[napi]
+    pub fn set_queue_concurrency(&self, queue: String, max_concurrent: f64) -> Result<()> {
+        let n = args::int("maxConcurrent", max_concurrent, 1, 1_000_000)?;
+        let q = self.queue()?;
+        block_on(q.set_queue_concurrency(&queue, n)).napi()
+    }
+
+    /// Removes a queue's concurrency cap. Synchronous.
+    #[napi]
+    pub fn clear_queue_concurrency(&self, queue: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.clear_queue_concurrency(&queue)).napi()
+    }
+
+    /// A queue's pause flag, rate limit and concurrency cap (defaults for a queue never
+    /// configured). Synchronous.
+    #[napi]
+    pub fn queue_config(&self, queue: String) -> Result<QueueControls> {
+        let q = self.queue()?;
+        let c = block_on(q.queue_config(&queue)).napi()?;
+        Ok(QueueControls {
+            paused: c.paused,
+            rate_limit: c.rate_limit.map(|l| l.to_string()),
+            concurrency: c.concurrency,
+        })
+    }
+
+    /// Cancels every pending job of a queue; resolves to how many. The rows stay
+    /// (inspectable, history kept); running jobs are untouched.
+    #[napi]
+    pub async fn purge(&self, queue: String) -> Result<f64> {
+        let q = self.queue()?;
+        Ok(q.purge(&queue).await.napi()? as f64)
+    }
+
+    /// Refuses every future enqueue of a task (and dead-letter retries and replays of it)
+    /// with `TASK_REVOKED`. Jobs of the task already pending still run. Synchronous.
+    #[napi]
+    pub fn revoke_task(&self, task_name: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.revoke_task(&task_name)).napi()
+    }
+
+    /// Lifts a revocation; `false` when the task was not revoked. Synchronous.
+    #[napi]
+    pub fn unrevoke_task(&self, task_name: String) -> Result<bool> {
+        let q = self.queue()?;
+        block_on(q.unrevoke_task(&task_name)).napi()
+    }
+
+    /// The revoked task names of the namespace, sorted. Synchronous.
+    #[napi]
+    pub fn revoked_tasks(&self) -> Result<Vec<String>> {
+        let q = self.queue()?;
+        block_on(q.revoked_tasks()).napi()
+    }
+}
