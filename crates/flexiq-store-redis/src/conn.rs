@@ -1,5 +1,7 @@
-//! The connection pool, the Lua scripts (loaded once, called by SHA, reloaded on
-//! `NOSCRIPT`) and small helpers to send raw commands and pipelines.
+//! The connection pool, the Lua scripts (loaded once on every primary, called by SHA,
+//! reloaded on `NOSCRIPT`) and small helpers to send raw commands and pipelines. Commands are
+//! routed by their first key and scripts by `KEYS[1]`, so the same calls work on one server and
+//! on a Redis Cluster.
 
 use std::time::Duration;
 
@@ -77,15 +79,23 @@ pub(crate) struct Conn {
     pub(crate) config: Config,
 }
 
+/// A command routed by its first string argument, which for every command the store sends is
+/// its (first) key.
 fn cmd(name: &'static str) -> CustomCommand {
     CustomCommand::new_static(name, ClusterHash::FirstKey, false)
 }
 
-/// Builds a client configuration from a `redis://` or `rediss://` URL.
+/// The URL schemes a store connects with: one server, or a Redis Cluster (plain or TLS).
+pub(crate) const SCHEMES: [&str; 4] = ["redis://", "rediss://", "redis-cluster://", "rediss-cluster://"];
+
+/// Builds a client configuration from a `redis://` or `rediss://` URL (one server), or a
+/// `redis-cluster://` or `rediss-cluster://` URL naming one or more cluster nodes
+/// (`redis-cluster://host:port?node=host:port&node=host:port`; the client discovers the rest).
 pub(crate) fn config(url: &str) -> Result<Config> {
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+    if !SCHEMES.iter().any(|s| url.starts_with(s)) {
         return Err(flexiq_core::Error::invalid(format!(
-            "redis url {url:?} must start with redis:// or rediss://"
+            "redis url {url:?} must start with one of {}",
+            SCHEMES.join(", ")
         )));
     }
     Config::from_url(url)
@@ -149,7 +159,10 @@ impl Conn {
         full.push(Value::from(base));
         full.extend(args);
         let c = self.pool.next();
-        let evalsha = || CustomCommand::new_static("EVALSHA", ClusterHash::Offset(2), false);
+        // Routed by the slot of `KEYS[1]`: fred applies a custom command's own hash policy only
+        // when it names the slot (`FirstKey` would hash the SHA).
+        let slot = ClusterHash::from(base);
+        let evalsha = || CustomCommand::new_static("EVALSHA", slot.clone(), false);
         match c.custom::<Value, Value>(evalsha(), full.clone()).await {
             Err(e) if e.details().starts_with("NOSCRIPT") => {
                 self.load(s).await?;

@@ -1,7 +1,8 @@
-//! flexiq-store-redis: the flexiq store on Redis, Valkey or Dragonfly.
+//! flexiq-store-redis: the flexiq store on Redis 7, one server or a Redis Cluster.
 //!
 //! Every key of a namespace shares the hash tag `{prefix:namespace}`, so each Lua script
-//! touches one slot and the store runs unchanged on Redis Cluster. Enqueue and claim are
+//! touches one slot, the slot of the one key it declares (`KEYS[1]`, the namespace base), and
+//! the store runs unchanged on Redis Cluster (the conformance suite runs on both). Enqueue and claim are
 //! single scripts; every other status change is decided by `flexiq_core::transition` in Rust
 //! and committed by a compare-and-set script guarded by per-job versions ([`plan`]). Jobs
 //! are hashes; listings are sorted sets keyed by time, so keyset pages are index seeks;

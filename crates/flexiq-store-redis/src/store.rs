@@ -38,7 +38,7 @@ impl Ctx {
     }
 }
 
-/// A flexiq store on Redis (or Valkey, Dragonfly), scoped to one namespace.
+/// A flexiq store on Redis (one server or a Redis Cluster), scoped to one namespace.
 ///
 /// Cheap to clone; clones and [`RedisStore::with_namespace`] siblings share connections.
 #[derive(Clone)]
@@ -59,8 +59,13 @@ impl std::fmt::Debug for RedisStore {
 const POOL_SIZE: usize = 4;
 
 impl RedisStore {
-    /// Connects to `url` (`redis://` or `rediss://`), loads the scripts and checks the
-    /// contract floor (`ContractTooOld` when it is above this build's level).
+    /// Connects to `url` and checks the contract floor (`ContractTooOld` when it is above this
+    /// build's level), after loading the scripts on every primary.
+    ///
+    /// `redis://[[user:]password@]host[:port][/db]` (or `rediss://` for TLS) names one server;
+    /// `redis-cluster://[[user:]password@]host:port[?node=host:port&node=...]` (or
+    /// `rediss-cluster://`) names one or more nodes of a Redis Cluster, whose topology the
+    /// client discovers and follows. Any other scheme is `InvalidArgument`.
     pub async fn connect(url: &str, opts: RedisOptions) -> Result<RedisStore> {
         opts.validate()?;
         let conn = Arc::new(Conn::connect(url, POOL_SIZE).await?);

@@ -5,7 +5,8 @@
 -- one `HSET` of its values under their field names, per index key one `ZADD` per chunk of
 -- members, per queue one pending-count increment (joining the queue set when the count rises
 -- from zero, as `enqueue.lua` does), and the wake-up tokens.
--- It runs without the prelude; every key starts with KEYS[1], the namespace base.
+-- It runs without the prelude; every key is built from KEYS[1], the namespace base, the one
+-- declared key, and so shares its Cluster slot.
 -- ARGV: now, ntasks, task ..., njobs, per job (id, queue, task, payload,
 -- priority, max_retries, backoff_base, backoff_max, run_at, nextra, field, value ...),
 -- nindexes, per index (key suffix, scored ('0' / '1'), n, then n members, or n score-member

@@ -1,5 +1,6 @@
--- Shared by every flexiq script. KEYS[1] is the namespace base `{prefix:namespace}`; every
--- key a script touches starts with it, so a script stays inside one Cluster slot.
+-- Shared by every flexiq script. KEYS[1], the one declared key, is the namespace base
+-- `{prefix:namespace}`; every key a script touches is built from it, so all share its hash tag
+-- and its Cluster slot (Redis Cluster accepts undeclared keys of the declared keys' slot).
 -- Status codes: 0 pending, 1 running, 2 completed, 3 failed, 4 dead, 5 cancelled,
 -- 6 suspended, 7 waiting.
 local B = KEYS[1]

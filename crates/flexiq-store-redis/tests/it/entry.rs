@@ -19,7 +19,9 @@ fn wall() -> i64 {
 
 #[tokio::test]
 async fn connect_refuses_other_schemes_and_bad_options() {
-    for url in ["ftp://127.0.0.1", "127.0.0.1:6379", ""] {
+    for url in
+        ["ftp://127.0.0.1", "127.0.0.1:6379", "", "valkey://127.0.0.1:6379", "redis+unix:///tmp/r.sock"]
+    {
         let err = RedisStore::connect(url, RedisOptions::default()).await.unwrap_err();
         assert_eq!(err.code(), "INVALID_ARGUMENT", "{url}");
     }
