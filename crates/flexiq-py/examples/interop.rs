@@ -4,12 +4,16 @@
 //! ```text
 //! interop worker <store-url> <count>   run task "interop.add" (a + b) until <count> jobs succeed
 //! interop enqueue <store-url> <a> <b>  enqueue "interop.py_add" with args [a, b]; print the id
+//! interop archive <store-url>          archive every terminal job, as the cleaner would an
+//!                                      hour after they finished; print how many
 //! ```
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use flexiq_runtime::services::{ArchiveConfig, Archiver};
 use flexiq_runtime::{
-    connect, ConnectOptions, EnqueueOptions, HandlerError, JobContext, Worker, WorkerConfig,
+    connect, ConnectOptions, EnqueueOptions, HandlerError, JobContext, ManualClock, Worker, WorkerConfig,
 };
 
 /// How long the worker waits for its jobs before giving up (s).
@@ -56,6 +60,17 @@ async fn enqueue(url: &str, a: i64, b: i64) -> Result<(), String> {
     queue.close().await.map_err(|e| e.to_string())
 }
 
+async fn archive(url: &str) -> Result<(), String> {
+    let queue = connect(url, ConnectOptions::default()).await.map_err(|e| e.to_string())?;
+    let config = ArchiveConfig::default();
+    let later = queue.now_ms() + i64::try_from(config.after.as_millis()).unwrap_or(i64::MAX / 2) + 1_000;
+    let archiver = Archiver::new(&queue.with_clock(Arc::new(ManualClock::new(later))), config)
+        .map_err(|e| e.to_string())?;
+    let report = archiver.run_once().await.map_err(|e| e.to_string())?;
+    println!("{}", report.archived);
+    queue.close().await.map_err(|e| e.to_string())
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -68,7 +83,11 @@ async fn main() {
             (Ok(a), Ok(b)) => enqueue(url, a, b).await,
             _ => Err(format!("{a:?} and {b:?} must be integers")),
         },
-        _ => Err("usage: interop worker <url> <count> | interop enqueue <url> <a> <b>".to_string()),
+        [_, "archive", url] => archive(url).await,
+        _ => {
+            Err("usage: interop worker <url> <count> | interop enqueue <url> <a> <b> | interop archive <url>"
+                .to_string())
+        }
     };
     if let Err(e) = outcome {
         eprintln!("error: {e}");

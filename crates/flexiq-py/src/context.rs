@@ -2,18 +2,52 @@
 //!
 //! It wraps the runtime's [`JobContext`]: the job's id, task, attempt and payload, the
 //! cancellation and soft-timeout signals, and the partial / log / progress writes (the
-//! progress write fenced to this attempt). Writes block with the GIL released.
+//! progress write fenced to this attempt). Writes and waits block with the GIL released.
+//!
+//! The soft timeout reaches a handler three ways: polled (`soft_timeout_exceeded`), waited
+//! for (`wait_soft_timeout`, which a sync handler can run on a thread of its own), or as a
+//! callback (`_on_soft_timeout`, which the async API builds on). Waits and callbacks also end
+//! when the attempt does (`done`, fired by the worker once the dispatcher returns) or is
+//! cancelled, so nothing outlives the attempt.
 
-use flexiq_runtime::JobContext;
+use std::time::Duration;
+
+use flexiq_runtime::{CancellationToken, JobContext};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::runtime::block_on;
+use crate::queue_jobs::seconds;
+use crate::runtime::{block_on, runtime};
 
 /// The running attempt handed to the Python dispatcher.
 #[pyclass(module = "flexiq._flexiq", frozen)]
 pub(crate) struct NativeJobContext {
     pub(crate) ctx: JobContext,
+    /// Fired when the attempt's dispatcher call has returned.
+    pub(crate) done: CancellationToken,
+}
+
+/// Resolves `true` when the soft timeout fires, `false` when the attempt ends, is cancelled
+/// or `limit` passes first. A soft timeout that already fired wins over everything else.
+async fn soft_or_end(
+    soft: CancellationToken,
+    cancel: CancellationToken,
+    done: CancellationToken,
+    limit: Option<Duration>,
+) -> bool {
+    let limit = async {
+        match limit {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = soft.cancelled() => true,
+        _ = cancel.cancelled() => false,
+        _ = done.cancelled() => false,
+        _ = limit => false,
+    }
 }
 
 #[pymethods]
@@ -81,6 +115,36 @@ impl NativeJobContext {
     /// Whether the task's soft timeout has passed.
     fn soft_timeout_exceeded(&self) -> bool {
         self.ctx.soft_timeout().is_cancelled()
+    }
+
+    /// Blocks (GIL released) until the soft timeout fires (`True`), or the attempt is
+    /// cancelled, ends or `timeout` seconds pass (`False`). `None` waits without a limit.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_soft_timeout(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+        let limit = seconds("timeout", timeout)?;
+        let (soft, cancel, done) =
+            (self.ctx.soft_timeout().clone(), self.ctx.cancellation().clone(), self.done.clone());
+        block_on(py, async move { Ok(soft_or_end(soft, cancel, done, limit).await) })
+    }
+
+    /// Calls `callback(fired)` once, on a flexiq thread: `fired` is `True` when the soft
+    /// timeout fired, `False` when the attempt was cancelled or ended first. An exception in
+    /// the callback is reported as unraisable, never raised into the handler.
+    fn _on_soft_timeout(&self, callback: Py<PyAny>) {
+        let (soft, cancel, done) =
+            (self.ctx.soft_timeout().clone(), self.ctx.cancellation().clone(), self.done.clone());
+        runtime().spawn(async move {
+            let fired = soft_or_end(soft, cancel, done, None).await;
+            // The callback takes the GIL: run it off the runtime's threads.
+            let _ = tokio::task::spawn_blocking(move || {
+                Python::attach(|py| {
+                    if let Err(e) = callback.call1(py, (fired,)) {
+                        e.write_unraisable(py, None);
+                    }
+                })
+            })
+            .await;
+        });
     }
 
     /// Publishes a partial result (bytes); returns its sequence number.

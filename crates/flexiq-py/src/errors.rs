@@ -3,7 +3,7 @@
 //! The exception classes live in pure Python (`flexiq/exceptions.py`) so they can also derive
 //! from `KeyError`, `ValueError` or `TimeoutError`; this module picks the class for each error
 //! kind and raises an instance carrying the message, the stable `code`, and for job outcomes
-//! the job id, status and last error.
+//! the job id, status and last error (for a revoked task, the task's name).
 
 use flexiq_core::Error as CoreError;
 use flexiq_runtime::Error;
@@ -21,6 +21,7 @@ fn class_name(err: &Error) -> &'static str {
             "NOT_FOUND" => "NotFound",
             "INVALID_ARGUMENT" => "InvalidArgument",
             "QUEUE_FULL" => "QueueFull",
+            "TASK_REVOKED" => "TaskRevoked",
             "CONTRACT_TOO_OLD" => "ContractTooOld",
             "SUPERSEDED" => "Superseded",
             "CONFLICT" => "Conflict",
@@ -42,6 +43,7 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             kwargs.set_item("job_id", id.as_str())?;
         }
         Error::Core(CoreError::Backend { retryable, .. }) => kwargs.set_item("retryable", *retryable)?,
+        Error::Core(CoreError::TaskRevoked { task }) => kwargs.set_item("task", task)?,
         Error::JobFailed { job_id, status, error } => {
             kwargs.set_item("job_id", job_id.as_str())?;
             kwargs.set_item("status", status.as_str())?;

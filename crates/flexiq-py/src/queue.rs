@@ -6,13 +6,15 @@
 //! validates them (limits, offsets, durations as `i64`, so a negative number is an
 //! `InvalidArgument` rather than an `OverflowError`); nothing here decides job semantics.
 
-use flexiq_core::{Backoff, EnqueueOptions, Retention, RetentionTable};
-use flexiq_runtime::{ConnectOptions, Durability, EnqueueItem};
+use flexiq_core::{
+    Backoff, EnqueueOptions, Error as CoreError, ErrorKind, NewJob, Retention, RetentionTable,
+};
+use flexiq_runtime::{ConnectOptions, Durability, EnqueueItem, Error};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::errors::invalid;
-use crate::runtime::block_on;
+use crate::errors::{invalid, to_py_err};
+use crate::runtime::{block_on, runtime};
 
 /// A queue handle on one namespace of one store. Thread-safe; cheap to share.
 #[pyclass(module = "flexiq._flexiq", frozen)]
@@ -64,6 +66,7 @@ fn options(
     unique_key: Option<String>,
     metadata: Option<String>,
     depends_on: Option<Vec<String>>,
+    group_key: Option<String>,
 ) -> PyResult<EnqueueOptions> {
     let priority = priority
         .map(|p| i32::try_from(p).map_err(|_| invalid(format!("priority {p} is outside the 32-bit range"))))
@@ -96,6 +99,7 @@ fn options(
         unique_key,
         metadata,
         depends_on: depends_on.unwrap_or_default(),
+        group_key,
         ..Default::default()
     })
 }
@@ -152,7 +156,8 @@ impl NativeQueue {
     /// Enqueues one job and returns its id (the existing job's id when `unique_key`
     /// deduplicated it). `delay_ms` is ms from now, `run_at` Unix ms, `timeout_ms` ms.
     #[pyo3(signature = (task, payload, *, queue=None, priority=None, delay_ms=None, run_at=None, max_retries=None,
-        backoff_ms=None, backoff_max_ms=None, timeout_ms=None, unique_key=None, metadata=None, depends_on=None))]
+        backoff_ms=None, backoff_max_ms=None, timeout_ms=None, unique_key=None, metadata=None, depends_on=None,
+        group_key=None))]
     #[allow(clippy::too_many_arguments)]
     fn enqueue(
         &self,
@@ -170,6 +175,7 @@ impl NativeQueue {
         unique_key: Option<String>,
         metadata: Option<String>,
         depends_on: Option<Vec<String>>,
+        group_key: Option<String>,
     ) -> PyResult<String> {
         let opts = options(
             queue,
@@ -183,6 +189,7 @@ impl NativeQueue {
             unique_key,
             metadata,
             depends_on,
+            group_key,
         )?;
         let q = self.inner.clone();
         let payload = payload.to_vec();
@@ -191,17 +198,48 @@ impl NativeQueue {
     }
 
     /// Enqueues a batch in one transaction (all or nothing). Each item is a dict with `task`,
-    /// `payload` and any of `enqueue`'s keyword options. Returns the ids in order.
+    /// `payload` and any of `enqueue`'s keyword options. Returns the ids in order. A bad item
+    /// is named by its index; nothing of the batch is written.
     fn enqueue_many(&self, py: Python<'_>, items: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
         let mut batch = Vec::with_capacity(items.len());
-        for item in items.iter() {
-            let d = item.cast::<PyDict>().map_err(|_| invalid("enqueue_many items must be dicts"))?;
-            batch.push(item_from(d)?);
+        for (i, item) in items.iter().enumerate() {
+            batch.push(item_at(i, &item)?);
         }
         let q = self.inner.clone();
-        block_on(py, async move { q.enqueue_many(batch).await })
-            .map(|ids| ids.into_iter().map(|i| i.to_string()).collect())
+        match py.detach(|| runtime().block_on(async move { q.enqueue_many(batch).await })) {
+            Ok(ids) => Ok(ids.into_iter().map(|i| i.to_string()).collect()),
+            Err(e) if e.kind() == Some(ErrorKind::InvalidArgument) => Err(to_py_err(self.locate(items, e)?)),
+            Err(e) => Err(to_py_err(e)),
+        }
     }
+}
+
+impl NativeQueue {
+    /// The batch was refused as invalid: names the first item that is invalid on its own
+    /// (validation is repeated only on this error path), else keeps the store's error (an
+    /// unknown dependency, say, which names its id).
+    fn locate(&self, items: &Bound<'_, PyList>, err: Error) -> PyResult<Error> {
+        let now = self.inner.now_ms();
+        for (i, item) in items.iter().enumerate() {
+            let EnqueueItem { task, payload, options } = item_at(i, &item)?;
+            if let Err(e) = NewJob::build(&task, payload, options, now) {
+                let why = match e {
+                    CoreError::InvalidArgument(m) => m,
+                    other => other.to_string(),
+                };
+                return Ok(Error::invalid(format!("enqueue_many item {i} (task {task}): {why}")));
+            }
+        }
+        Ok(err)
+    }
+}
+
+/// Item `i` of a batch; its errors name the index.
+fn item_at(i: usize, item: &Bound<'_, PyAny>) -> PyResult<EnqueueItem> {
+    let d = item.cast::<PyDict>().map_err(|_| invalid(format!("enqueue_many item {i} must be a dict")))?;
+    // Every error item_from raises is about the input (a missing task, a wrong type, a number
+    // out of range): all of them become InvalidArgument naming the item.
+    item_from(d).map_err(|e| Python::attach(|py| invalid(format!("enqueue_many item {i}: {}", e.value(py)))))
 }
 
 fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
@@ -212,7 +250,7 @@ fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyR
 }
 
 fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
-    const KNOWN: [&str; 13] = [
+    const KNOWN: [&str; 14] = [
         "task",
         "payload",
         "queue",
@@ -226,6 +264,7 @@ fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
         "unique_key",
         "metadata",
         "depends_on",
+        "group_key",
     ];
     for k in d.keys() {
         let k: String = k.extract()?;
@@ -233,7 +272,7 @@ fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
             return Err(invalid(format!("unknown enqueue option {k:?}")));
         }
     }
-    let task: String = get(d, "task")?.ok_or_else(|| invalid("enqueue_many item needs a task"))?;
+    let task: String = get(d, "task")?.ok_or_else(|| invalid("it needs a task name"))?;
     let payload = match d.get_item("payload")? {
         Some(p) => p.cast::<PyBytes>().map_err(|_| invalid("payload must be bytes"))?.as_bytes().to_vec(),
         None => Vec::new(),
@@ -250,6 +289,7 @@ fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
         get(d, "unique_key")?,
         get(d, "metadata")?,
         get(d, "depends_on")?,
+        get(d, "group_key")?,
     )?;
     Ok(EnqueueItem { task, payload, options })
 }

@@ -69,10 +69,22 @@ impl NativeQueue {
         block_on(py, async move { q.purge(&n).await })
     }
 
-    /// Refuses every future enqueue of a task.
+    /// Refuses every future enqueue of a task with `TaskRevoked`; pending jobs still run.
     fn revoke_task(&self, py: Python<'_>, task_name: &str) -> PyResult<()> {
         let (q, n) = (self.inner.clone(), task_name.to_string());
         block_on(py, async move { q.revoke_task(&n).await })
+    }
+
+    /// Lifts a revocation; false when the task was not revoked.
+    fn unrevoke_task(&self, py: Python<'_>, task_name: &str) -> PyResult<bool> {
+        let (q, n) = (self.inner.clone(), task_name.to_string());
+        block_on(py, async move { q.unrevoke_task(&n).await })
+    }
+
+    /// The revoked task names of the namespace, sorted.
+    fn revoked_tasks(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let q = self.inner.clone();
+        block_on(py, async move { q.revoked_tasks().await })
     }
 
     /// Deletes completed jobs older than `older_than` seconds; returns how many.

@@ -6,14 +6,21 @@
 //! `(ok, result_bytes, error_text, retryable)`; retries, backoff and dead-lettering are the
 //! engine's. While the worker runs, the calling thread checks for Python signals ten times
 //! a second, so SIGINT / SIGTERM start a graceful shutdown.
+//!
+//! `run` starts the runtime worker and records when it is ready (registered, first claim at
+//! the store: [`flexiq_runtime::WorkerHandle::ready`]) or stopped, so another thread can
+//! block in `wait_ready` until then; this is what makes Python's `Worker.start()` return
+//! only once jobs are being taken, and raise at once when the worker could not start.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use flexiq_core::Error as CoreError;
 use flexiq_runtime::{
-    handler, CancellationToken, HandlerError, HandlerResult, JobContext, TaskOptions, Worker, WorkerConfig,
+    handler, CancellationToken, Error, HandlerError, HandlerResult, JobContext, TaskOptions, Worker,
+    WorkerConfig,
 };
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -29,15 +36,44 @@ const SIGNAL_CHECK_MS: u64 = 100;
 /// One task to register: `(name, hard timeout s, soft timeout s)`.
 type TaskSpec = (String, Option<f64>, Option<f64>);
 
+/// Where a worker is in its one run.
+#[derive(Debug, Default)]
+struct Phase {
+    /// `run` was called.
+    ran: bool,
+    /// Readiness was decided: `ready` holds the answer.
+    settled: bool,
+    /// The worker became ready (registered, first claim at the store).
+    ready: bool,
+    /// `run` has returned.
+    stopped: bool,
+}
+
+/// The phase, and a condition variable `wait_ready` sleeps on.
+#[derive(Debug, Default)]
+struct Readiness {
+    phase: Mutex<Phase>,
+    changed: Condvar,
+}
+
+impl Readiness {
+    fn update(&self, f: impl FnOnce(&mut Phase)) {
+        f(&mut self.phase.lock());
+        self.changed.notify_all();
+    }
+}
+
 /// A worker configured from Python; `run` blocks until `stop` or a signal.
 #[pyclass(module = "flexiq._flexiq", frozen)]
 pub(crate) struct NativeWorker {
     queue: flexiq_runtime::Queue,
     config: WorkerConfig,
+    worker_id: String,
     tasks: Vec<(String, TaskOptions)>,
     dispatch: Arc<Py<PyAny>>,
     shutdown: CancellationToken,
     counters: Mutex<Option<flexiq_runtime::WorkerCounters>>,
+    readiness: Arc<Readiness>,
 }
 
 fn duration(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
@@ -46,9 +82,12 @@ fn duration(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
 
 /// Calls the dispatcher and turns its answer into a handler result.
 fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerResult {
-    let answer = Py::new(py, NativeJobContext { ctx })
+    let done = CancellationToken::new();
+    let answer = Py::new(py, NativeJobContext { ctx, done: done.clone() })
         .and_then(|c| dispatcher.call1(py, (c,)))
         .and_then(|r| r.extract::<(bool, Option<Vec<u8>>, Option<String>, bool)>(py));
+    // The attempt is over for the handler: soft-timeout waits and callbacks end with it.
+    done.cancel();
     match answer {
         Ok((true, data, _, _)) => Ok(data),
         Ok((false, _, error, retryable)) => {
@@ -100,6 +139,10 @@ impl NativeWorker {
             config = config.with_lease(lease);
         }
         config.validate().map_err(to_py_err)?;
+        // Fix the id now (the runtime picks a default one), so Python can name the worker
+        // before it runs.
+        let worker_id = Worker::new(queue.inner.clone(), config.clone()).map_err(to_py_err)?.id().to_string();
+        config.worker_id = Some(worker_id.clone());
         let mut specs = Vec::with_capacity(tasks.len());
         for (name, timeout, soft_timeout) in tasks {
             let opts = TaskOptions {
@@ -112,60 +155,79 @@ impl NativeWorker {
         Ok(NativeWorker {
             queue: queue.inner.clone(),
             config,
+            worker_id,
             tasks: specs,
             dispatch: Arc::new(dispatcher),
             shutdown: CancellationToken::new(),
             counters: Mutex::new(None),
+            readiness: Arc::new(Readiness::default()),
         })
     }
 
     /// Runs until `stop()` or a signal, then shuts down gracefully; returns the counters.
     /// A signal handler's exception (KeyboardInterrupt, ...) is re-raised after the shutdown.
+    /// A worker runs once: a second `run` is `Conflict`.
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut worker = Worker::new(self.queue.clone(), self.config.clone()).map_err(to_py_err)?;
-        let threads = Arc::new(HandlerThreads::new());
-        for (name, opts) in &self.tasks {
-            let d = self.dispatch.clone();
-            let threads = threads.clone();
-            let h = handler(move |ctx: JobContext| {
-                let (d, threads) = (d.clone(), threads.clone());
-                async move {
-                    match threads.run(move |py| dispatch(py, &d, ctx)).await {
-                        Some(r) => r,
-                        None => Err(HandlerError::retryable("no Python handler thread could take the job")),
-                    }
-                }
-            });
-            worker.register_handler(name, *opts, h).map_err(to_py_err)?;
+        {
+            let mut phase = self.readiness.phase.lock();
+            if phase.ran {
+                return Err(to_py_err(Error::Core(CoreError::Conflict(format!(
+                    "worker {} already ran: build a new worker to run again",
+                    self.worker_id
+                )))));
+            }
+            phase.ran = true;
         }
-        let shutdown = self.shutdown.clone();
-        let (result, signal) = py.detach(|| {
-            runtime().block_on(async move {
-                let run = worker.run(shutdown.clone());
-                tokio::pin!(run);
-                let mut signal: Option<PyErr> = None;
-                loop {
-                    tokio::select! {
-                        r = &mut run => {
-                            threads.close();
-                            return (r, signal);
-                        }
-                        _ = tokio::time::sleep(Duration::from_millis(SIGNAL_CHECK_MS)), if signal.is_none() => {
-                            if let Err(e) = Python::attach(|py| py.check_signals()) {
-                                signal = Some(e);
-                                shutdown.cancel();
-                            }
-                        }
-                    }
-                }
-            })
+        let out = self.run_to_end(py);
+        self.readiness.update(|p| {
+            p.settled = true;
+            p.stopped = true;
         });
-        let counters = result.map_err(to_py_err)?;
-        *self.counters.lock() = Some(counters);
-        if let Some(e) = signal {
-            return Err(e);
-        }
+        let counters = out?;
         counters_dict(py, &counters)
+    }
+
+    /// Blocks (GIL released, signals checked) until the worker is ready: `True`; or until
+    /// it stopped without becoming ready: `False` (its `run` raises why). `timeout` is in
+    /// seconds (`None`: no limit); running out of it raises `FlexiqTimeout`.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_ready(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+        let deadline = duration("timeout", timeout)?.map(|d| Instant::now() + d);
+        loop {
+            let slice = Duration::from_millis(SIGNAL_CHECK_MS);
+            let slice = deadline.map_or(slice, |d| slice.min(d.saturating_duration_since(Instant::now())));
+            let settled = py.detach(|| {
+                let mut phase = self.readiness.phase.lock();
+                if !phase.settled {
+                    self.readiness.changed.wait_for(&mut phase, slice);
+                }
+                phase.settled.then_some(phase.ready)
+            });
+            if let Some(ready) = settled {
+                return Ok(ready);
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(to_py_err(Error::Core(CoreError::Timeout(format!(
+                    "worker {} was not ready within {} s",
+                    self.worker_id,
+                    timeout.unwrap_or_default()
+                )))));
+            }
+        }
+    }
+
+    /// Whether the worker is running and ready (registered, claiming).
+    #[getter]
+    fn ready(&self) -> bool {
+        let phase = self.readiness.phase.lock();
+        phase.ready && !phase.stopped
+    }
+
+    /// The worker's id (in the worker registry and on the jobs it claims).
+    #[getter]
+    fn id(&self) -> &str {
+        &self.worker_id
     }
 
     /// Asks a running worker to stop (from any thread); `run` returns once it has.
@@ -183,6 +245,79 @@ impl NativeWorker {
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let c = *self.counters.lock();
         c.map(|c| counters_dict(py, &c)).transpose()
+    }
+}
+
+impl NativeWorker {
+    /// Starts the runtime worker with every task registered, records its readiness, and
+    /// waits for it to stop (on `stop()`, a signal, or a failure such as a closed store).
+    fn run_to_end(&self, py: Python<'_>) -> PyResult<flexiq_runtime::WorkerCounters> {
+        let mut worker = Worker::new(self.queue.clone(), self.config.clone()).map_err(to_py_err)?;
+        let threads = Arc::new(HandlerThreads::new());
+        for (name, opts) in &self.tasks {
+            let d = self.dispatch.clone();
+            let threads = threads.clone();
+            let h = handler(move |ctx: JobContext| {
+                let (d, threads) = (d.clone(), threads.clone());
+                async move {
+                    match threads.run(move |py| dispatch(py, &d, ctx)).await {
+                        Some(r) => r,
+                        None => Err(HandlerError::retryable("no Python handler thread could take the job")),
+                    }
+                }
+            });
+            worker.register_handler(name, *opts, h).map_err(to_py_err)?;
+        }
+        let (shutdown, readiness) = (self.shutdown.clone(), self.readiness.clone());
+        let (result, signal) = py.detach(|| {
+            runtime().block_on(async move {
+                let handle = worker.start();
+                let stop = handle.shutdown_token();
+                let mut signal: Option<PyErr> = None;
+                let tick = || tokio::time::sleep(Duration::from_millis(SIGNAL_CHECK_MS));
+                let watch = |signal: &mut Option<PyErr>| {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        *signal = Some(e);
+                        stop.cancel();
+                    }
+                };
+                {
+                    let ready = handle.ready();
+                    tokio::pin!(ready);
+                    loop {
+                        tokio::select! {
+                            r = &mut ready => {
+                                readiness.update(|p| {
+                                    p.settled = true;
+                                    p.ready = r.is_ok();
+                                });
+                                break;
+                            }
+                            _ = shutdown.cancelled(), if !stop.is_cancelled() => stop.cancel(),
+                            _ = tick(), if signal.is_none() => watch(&mut signal),
+                        }
+                    }
+                }
+                let join = handle.join();
+                tokio::pin!(join);
+                loop {
+                    tokio::select! {
+                        r = &mut join => {
+                            threads.close();
+                            return (r, signal);
+                        }
+                        _ = shutdown.cancelled(), if !stop.is_cancelled() => stop.cancel(),
+                        _ = tick(), if signal.is_none() => watch(&mut signal),
+                    }
+                }
+            })
+        });
+        let counters = result.map_err(to_py_err)?;
+        *self.counters.lock() = Some(counters);
+        match signal {
+            Some(e) => Err(e),
+            None => Ok(counters),
+        }
     }
 }
 

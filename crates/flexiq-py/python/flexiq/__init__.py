@@ -32,6 +32,7 @@ from .exceptions import (
     NotFound,
     QueueFull,
     Superseded,
+    TaskRevoked,
     Unsupported,
 )
 from .models import EffectiveRetention, Job, Page, Retention, RetentionPreview
@@ -68,6 +69,7 @@ __all__ = [
     "Serializer",
     "Superseded",
     "Task",
+    "TaskRevoked",
     "Unsupported",
     "Worker",
     "contract_level",

@@ -14,7 +14,20 @@ import asyncio
 import functools
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, TypeVar, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+)
 
 from .exceptions import FlexiqTimeout
 from .models import EffectiveRetention, Job, Page, Retention, RetentionPreview
@@ -80,9 +93,17 @@ class AsyncMixin:
         """Async twin of :meth:`close`."""
         return await run_blocking(self.close)
 
-    async def aenqueue(self, task_name: str, args: Sequence[Any]=(), kwargs: Optional[Dict[str, Any]] = None, *, queue: Optional[str] = None, priority: Optional[int] = None, delay: Optional[float] = None, eta: Any = None, max_retries: Optional[int] = None, retry_backoff: Optional[float] = None, timeout: Optional[float] = None, unique_key: Optional[str] = None, metadata: Union[Dict[str, Any], str, None] = None, depends_on: Optional[Sequence[Union[str, JobResult]]] = None) -> JobResult:
+    async def aenqueue(self, task_name: str, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None, *, queue: Optional[str] = None, priority: Optional[int] = None, delay: Optional[float] = None, eta: Any = None, max_retries: Optional[int] = None, retry_backoff: Optional[float] = None, timeout: Optional[float] = None, unique_key: Optional[str] = None, metadata: Union[Dict[str, Any], str, None] = None, depends_on: Optional[Sequence[Union[str, JobResult]]] = None, group_key: Optional[str] = None) -> JobResult:
         """Async twin of :meth:`enqueue`."""
-        return await run_blocking(self.enqueue, task_name, args, kwargs, queue=queue, priority=priority, delay=delay, eta=eta, max_retries=max_retries, retry_backoff=retry_backoff, timeout=timeout, unique_key=unique_key, metadata=metadata, depends_on=depends_on)
+        return await run_blocking(self.enqueue, task_name, args, kwargs, queue=queue, priority=priority, delay=delay, eta=eta, max_retries=max_retries, retry_backoff=retry_backoff, timeout=timeout, unique_key=unique_key, metadata=metadata, depends_on=depends_on, group_key=group_key)
+
+    async def aenqueue_many(self, jobs: Iterable[Mapping[str, Any]]) -> List[JobResult]:
+        """Async twin of :meth:`enqueue_many`."""
+        return await run_blocking(self.enqueue_many, jobs)
+
+    async def ashutdown(self, timeout: Optional[float] = None) -> None:
+        """Async twin of :meth:`shutdown`."""
+        return await run_blocking(self.shutdown, timeout)
 
     async def aget_job(self, job_id: str) -> Optional[Job]:
         """Async twin of :meth:`get_job`."""
@@ -152,9 +173,17 @@ class AsyncMixin:
         """Async twin of :meth:`set_queue_rate_limit`."""
         return await run_blocking(self.set_queue_rate_limit, queue_name, rate_limit)
 
+    async def aclear_queue_rate_limit(self, queue_name: str) -> None:
+        """Async twin of :meth:`clear_queue_rate_limit`."""
+        return await run_blocking(self.clear_queue_rate_limit, queue_name)
+
     async def aset_queue_concurrency(self, queue_name: str, max_concurrent: int) -> None:
         """Async twin of :meth:`set_queue_concurrency`."""
         return await run_blocking(self.set_queue_concurrency, queue_name, max_concurrent)
+
+    async def aclear_queue_concurrency(self, queue_name: str) -> None:
+        """Async twin of :meth:`clear_queue_concurrency`."""
+        return await run_blocking(self.clear_queue_concurrency, queue_name)
 
     async def apause(self, queue_name: str) -> None:
         """Async twin of :meth:`pause`."""
@@ -175,6 +204,14 @@ class AsyncMixin:
     async def arevoke_task(self, task_name: str) -> None:
         """Async twin of :meth:`revoke_task`."""
         return await run_blocking(self.revoke_task, task_name)
+
+    async def aunrevoke_task(self, task_name: str) -> bool:
+        """Async twin of :meth:`unrevoke_task`."""
+        return await run_blocking(self.unrevoke_task, task_name)
+
+    async def arevoked_tasks(self) -> List[str]:
+        """Async twin of :meth:`revoked_tasks`."""
+        return await run_blocking(self.revoked_tasks)
 
     async def aqueue_config(self, queue_name: str) -> Dict[str, Any]:
         """Async twin of :meth:`queue_config`."""

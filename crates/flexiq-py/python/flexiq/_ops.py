@@ -38,9 +38,17 @@ class OpsMixin:
         """Limits claims on a queue across all workers: ``"N/s"``, ``"N/m"`` or ``"N/h"``."""
         self._native.set_queue_rate_limit(queue_name, rate_limit)
 
+    def clear_queue_rate_limit(self, queue_name: str) -> None:
+        """Removes a queue's rate limit (a no-op for a queue without one)."""
+        self._native.clear_queue_rate_limit(queue_name)
+
     def set_queue_concurrency(self, queue_name: str, max_concurrent: int) -> None:
-        """Caps the jobs of a queue running at once across all workers (1 or more)."""
+        """Caps the jobs of a queue running at once across all workers (1 to 1,000,000)."""
         self._native.set_queue_concurrency(queue_name, max_concurrent)
+
+    def clear_queue_concurrency(self, queue_name: str) -> None:
+        """Removes a queue's concurrency cap (a no-op for a queue without one)."""
+        self._native.clear_queue_concurrency(queue_name)
 
     def pause(self, queue_name: str) -> None:
         """Pauses a queue for every worker of this namespace; persisted across restarts."""
@@ -67,8 +75,18 @@ class OpsMixin:
     purge_queue = purge
 
     def revoke_task(self, task_name: str) -> None:
-        """Refuses every future enqueue of a task; pending jobs are not affected."""
+        """Refuses every future enqueue of a task (also dead-letter retries and replays of
+        it) with :class:`~flexiq.TaskRevoked`. Jobs of the task already pending are not
+        affected: workers still run them. Persisted for the whole namespace."""
         self._native.revoke_task(task_name)
+
+    def unrevoke_task(self, task_name: str) -> bool:
+        """Lifts a revocation so the task may be enqueued again; False when it was not revoked."""
+        return self._native.unrevoke_task(task_name)
+
+    def revoked_tasks(self) -> List[str]:
+        """The revoked task names of this namespace, sorted."""
+        return self._native.revoked_tasks()
 
     def queue_config(self, queue_name: str) -> Dict[str, Any]:
         """A queue's persisted controls: ``paused``, ``rate_limit`` and ``concurrency``."""

@@ -3,15 +3,22 @@
 The worker sets the context before calling a handler (a context variable, so it follows the
 handler into ``async def`` code). Partials are serialized with the queue's serializer so
 ``Queue.stream`` reads them back as the values that were published.
+
+The task's soft timeout is a hint, not a limit: the attempt keeps running after it. A
+handler can poll it (:meth:`JobContext.soft_timeout_exceeded`), block on it
+(:meth:`JobContext.wait_soft_timeout`, e.g. from a helper thread), await it
+(:meth:`JobContext.await_soft_timeout` in an ``async def`` task) or have a callback run when
+it fires (:meth:`JobContext.on_soft_timeout`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from . import _flexiq
-from .exceptions import FlexiqError
+from .exceptions import FlexiqError, InvalidArgument
 from .serialization import Serializer
 
 __all__ = ["JobContext", "current_job"]
@@ -22,11 +29,14 @@ _current: contextvars.ContextVar[Optional["JobContext"]] = contextvars.ContextVa
 class JobContext:
     """The running attempt of one job."""
 
-    __slots__ = ("_native", "_serializer")
+    __slots__ = ("_native", "_serializer", "_soft_timeout")
 
-    def __init__(self, native: _flexiq.NativeJobContext, serializer: Serializer) -> None:
+    def __init__(
+        self, native: _flexiq.NativeJobContext, serializer: Serializer, soft_timeout: Optional[float] = None
+    ) -> None:
         self._native = native
         self._serializer = serializer
+        self._soft_timeout = soft_timeout
 
     def __repr__(self) -> str:
         return f"JobContext(id={self.id!r}, task={self.task!r}, attempt={self.attempt})"
@@ -85,9 +95,67 @@ class JobContext:
         :meth:`is_cancel_requested` is true."""
         return self._native.cancel_reason()
 
+    @property
+    def soft_timeout(self) -> Optional[float]:
+        """The task's soft timeout in seconds (``None``: the task has none, so it never fires)."""
+        return self._soft_timeout
+
     def soft_timeout_exceeded(self) -> bool:
-        """True once the task's soft timeout has passed: a hint to finish up."""
+        """True once the task's soft timeout has passed: a hint to finish up; the attempt
+        keeps running."""
         return self._native.soft_timeout_exceeded()
+
+    @property
+    def soft_timeout_reached(self) -> bool:
+        """The same as :meth:`soft_timeout_exceeded`, as a property."""
+        return self._native.soft_timeout_exceeded()
+
+    def wait_soft_timeout(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until the soft timeout fires (True), or the attempt is cancelled, ends, or
+        ``timeout`` seconds pass (False; ``None``: no limit). Releases the GIL while it waits."""
+        return self._native.wait_soft_timeout(timeout)
+
+    async def await_soft_timeout(self, timeout: Optional[float] = None) -> bool:
+        """Async twin of :meth:`wait_soft_timeout`, for ``async def`` tasks: resolves True
+        when the soft timeout fires, False when the attempt is cancelled or ends first, or
+        ``timeout`` seconds pass. The event loop keeps running meanwhile."""
+        if timeout is not None:
+            from .queue import to_ms
+
+            if not to_ms("timeout", timeout):
+                raise InvalidArgument(f"timeout {timeout} s must be positive")
+        loop = asyncio.get_running_loop()
+        fut: "asyncio.Future[bool]" = loop.create_future()
+
+        def settle(fired: bool) -> None:
+            if not fut.done():
+                fut.set_result(fired)
+
+        def wake(fired: bool) -> None:
+            try:
+                loop.call_soon_threadsafe(settle, fired)
+            except RuntimeError:
+                pass  # the loop was closed: nobody is awaiting any more
+
+        self._native._on_soft_timeout(wake)
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except asyncio.TimeoutError:
+            return False
+
+    def on_soft_timeout(self, callback: Callable[[], Any]) -> None:
+        """Calls ``callback()`` once when the soft timeout fires (never if the attempt ends
+        or is cancelled first). It runs on a flexiq thread, not the handler's: keep it short
+        and thread-safe (set an event, flip a flag). Its exceptions are reported as
+        unraisable, never raised into the handler."""
+        if not callable(callback):
+            raise InvalidArgument(f"callback must be callable, not {type(callback).__name__}")
+
+        def fire(fired: bool) -> None:
+            if fired:
+                callback()
+
+        self._native._on_soft_timeout(fire)
 
 
 def current_job() -> JobContext:

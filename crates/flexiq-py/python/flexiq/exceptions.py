@@ -17,6 +17,7 @@ __all__ = [
     "JobNotFound",
     "InvalidArgument",
     "QueueFull",
+    "TaskRevoked",
     "ContractTooOld",
     "Superseded",
     "Conflict",
@@ -69,6 +70,18 @@ class QueueFull(FlexiqError):
     code = "QUEUE_FULL"
 
 
+class TaskRevoked(FlexiqError):
+    """The task is revoked (``Queue.revoke_task``): enqueues of it, retries of its dead
+    letters and replays of its jobs are refused until ``Queue.unrevoke_task``. Nothing was
+    written. ``task`` is the revoked task's name."""
+
+    code = "TASK_REVOKED"
+
+    def __init__(self, message: str, *, job_id: Optional[str] = None, task: Optional[str] = None) -> None:
+        super().__init__(message, job_id=job_id)
+        self.task = task
+
+
 class ContractTooOld(FlexiqError):
     """The storage's contract floor is above the level this build speaks."""
 
@@ -82,7 +95,8 @@ class Superseded(FlexiqError):
 
 
 class Conflict(FlexiqError):
-    """The current state does not allow the operation (a revoked task, a busy lease)."""
+    """The current state does not allow the operation (a busy lease, a task rate limit that
+    disagrees with its queue's, a worker run twice)."""
 
     code = "CONFLICT"
 
@@ -147,6 +161,7 @@ _BY_CODE: Dict[str, Type[FlexiqError]] = {
     "NOT_FOUND": NotFound,
     "INVALID_ARGUMENT": InvalidArgument,
     "QUEUE_FULL": QueueFull,
+    "TASK_REVOKED": TaskRevoked,
     "CONTRACT_TOO_OLD": ContractTooOld,
     "SUPERSEDED": Superseded,
     "CONFLICT": Conflict,

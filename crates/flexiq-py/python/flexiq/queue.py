@@ -10,10 +10,13 @@ unless told otherwise).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union, overload
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union, overload
 
 from . import _flexiq
 from ._aio import AsyncMixin
+from ._batch import batch_items
 from ._ops import OpsMixin, _retention_dict
 from .exceptions import InvalidArgument
 from .models import Job, Page
@@ -100,6 +103,9 @@ class Queue(OpsMixin, AsyncMixin):
         )
         self.url = target
         self._tasks: Dict[str, Task] = {}
+        # Workers running from this handle, for shutdown(); weak so a dropped worker goes.
+        self._workers: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+        self._workers_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Queue(backend={self.backend!r}, namespace={self.namespace!r})"
@@ -143,6 +149,7 @@ class Queue(OpsMixin, AsyncMixin):
         timeout: Optional[float] = None,
         soft_timeout: Optional[float] = None,
         rate_limit: Optional[str] = None,
+        group_key: Optional[str] = None,
     ) -> Callable[[Callable[..., Any]], Task]: ...
 
     def task(
@@ -158,6 +165,7 @@ class Queue(OpsMixin, AsyncMixin):
         timeout: Optional[float] = None,
         soft_timeout: Optional[float] = None,
         rate_limit: Optional[str] = None,
+        group_key: Optional[str] = None,
     ) -> Union[Task, Callable[[Callable[..., Any]], Task]]:
         """Registers a function (sync or ``async def``) as a task.
 
@@ -181,6 +189,7 @@ class Queue(OpsMixin, AsyncMixin):
                 timeout=timeout,
                 soft_timeout=soft_timeout,
                 rate_limit=rate_limit,
+                group_key=group_key,
             )
             if t.name in self._tasks and self._tasks[t.name].fn is not f:
                 raise InvalidArgument(f"task {t.name!r} is already registered on this queue")
@@ -212,12 +221,16 @@ class Queue(OpsMixin, AsyncMixin):
         unique_key: Optional[str] = None,
         metadata: Union[Dict[str, Any], str, None] = None,
         depends_on: Optional[Sequence[Union[str, JobResult]]] = None,
+        group_key: Optional[str] = None,
     ) -> JobResult:
         """Enqueues a job for a task by name (which may be handled by a Node or Rust worker).
-        ``delay`` and ``timeout`` are seconds, ``eta`` a datetime or Unix seconds."""
-        from .task import enqueue_options
+        ``delay``, ``timeout`` and ``retry_backoff`` are seconds, ``eta`` a datetime or Unix
+        seconds. A revoked task raises :class:`~flexiq.TaskRevoked`."""
+        from .task import call_args, enqueue_options
 
-        payload = self.serializer.dumps_call(tuple(args), dict(kwargs or {}))
+        if not isinstance(task_name, str):
+            raise InvalidArgument(f"task_name must be a string, not {type(task_name).__name__}")
+        payload = self.serializer.dumps_call(*call_args(args, kwargs))
         opts = enqueue_options(
             queue=queue,
             priority=priority,
@@ -229,8 +242,21 @@ class Queue(OpsMixin, AsyncMixin):
             unique_key=unique_key,
             metadata=metadata,
             depends_on=depends_on,
+            group_key=group_key,
         )
         return JobResult(self, self._native.enqueue(task_name, payload, **opts))
+
+    def enqueue_many(self, jobs: Iterable[Mapping[str, Any]]) -> List[JobResult]:
+        """Enqueues a batch atomically: every job is written, or none is. Each job is a dict
+        with ``task`` (a name, or a :class:`~flexiq.Task` whose defaults apply), optional
+        ``args`` and ``kwargs``, and any option of :meth:`Task.apply_async` (``delay``,
+        ``eta``, ``priority``, ``unique_key``, ``metadata``, ``depends_on``, ``queue``,
+        ``max_retries``, ``timeout``, ``retry_backoff``, ``group_key``; same units). Returns
+        the jobs' handles in order. A bad job raises :class:`~flexiq.InvalidArgument` naming
+        its index; a revoked task :class:`~flexiq.TaskRevoked`; the ``max_pending`` cap
+        :class:`~flexiq.QueueFull`."""
+        items = batch_items(jobs, self.serializer)
+        return [JobResult(self, i) for i in self._native.enqueue_many(items)]
 
     # -- jobs --------------------------------------------------------------------------------
 
@@ -401,10 +427,49 @@ class Queue(OpsMixin, AsyncMixin):
             prefetch=prefetch,
         )
 
-    def run_worker(self, concurrency: int = 8, queues: Optional[Sequence[str]] = None) -> None:
-        """Runs a worker in this thread until SIGINT or SIGTERM, then shuts down gracefully:
-        no new claims, running jobs finish (or are released for another worker)."""
-        self.worker(concurrency=concurrency, queues=queues).run()
+    def run_worker(
+        self,
+        concurrency: int = 8,
+        queues: Optional[Sequence[str]] = None,
+        *,
+        shutdown_timeout: float = 30.0,
+        worker_id: Optional[str] = None,
+        lease: Optional[float] = None,
+        maintenance: bool = True,
+        prefetch: Optional[int] = None,
+    ) -> Dict[str, int]:
+        """Runs a worker in this thread until SIGINT, SIGTERM or :meth:`shutdown` (from any
+        thread), then shuts down gracefully: no new claims, running jobs finish (or are
+        released for another worker). Returns the worker's counters. Options as
+        :meth:`worker`."""
+        return self.worker(
+            concurrency=concurrency,
+            queues=queues,
+            shutdown_timeout=shutdown_timeout,
+            worker_id=worker_id,
+            lease=lease,
+            maintenance=maintenance,
+            prefetch=prefetch,
+        ).run()
+
+    def shutdown(self, timeout: Optional[float] = None) -> None:
+        """Stops every worker running from this queue handle (:meth:`run_worker`,
+        :meth:`Worker.run`, :meth:`Worker.start`) gracefully and waits for those on
+        background threads, ``timeout`` seconds at most each. A worker started afterwards
+        runs normally. The queue itself stays open."""
+        with self._workers_lock:
+            running = list(self._workers)
+        for w in running:
+            w._signal_stop()
+        for w in running:
+            w._join(timeout)
+
+    def _track(self, worker: "Worker", running: bool) -> None:
+        with self._workers_lock:
+            if running:
+                self._workers.add(worker)
+            else:
+                self._workers.discard(worker)
 
 
 from .worker import Worker  # noqa: E402  (the worker module imports Queue's helpers)

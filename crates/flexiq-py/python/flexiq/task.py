@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import _flexiq
 from .exceptions import InvalidArgument
@@ -19,7 +19,7 @@ from .result import JobResult
 if TYPE_CHECKING:
     from .queue import Queue
 
-__all__ = ["Task", "enqueue_options"]
+__all__ = ["Task", "call_args", "enqueue_options"]
 
 
 def _run_at_ms(eta: Any) -> Optional[int]:
@@ -37,6 +37,18 @@ def _run_at_ms(eta: Any) -> Optional[int]:
     return int(eta * 1000)
 
 
+def _int(what: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{what} must be an integer, not {type(value).__name__}")
+    return value
+
+
+def _str(what: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{what} must be a string, not {type(value).__name__}")
+    return value
+
+
 def enqueue_options(
     *,
     queue: Optional[str] = None,
@@ -49,24 +61,26 @@ def enqueue_options(
     unique_key: Optional[str] = None,
     metadata: Union[Dict[str, Any], str, None] = None,
     depends_on: Optional[Sequence[Union[str, JobResult]]] = None,
+    group_key: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Python-facing options (seconds, datetimes, dicts) as the engine's keyword arguments
-    (ms, Unix ms, JSON text); only the options given are included."""
+    (ms, Unix ms, JSON text); only the options given are included. A wrong type is
+    :class:`~flexiq.InvalidArgument`, like a wrong value."""
     from .queue import metadata_text, to_ms
 
     if delay is not None and eta is not None:
         raise InvalidArgument("give delay or eta, not both")
     opts: Dict[str, Any] = {}
     if queue is not None:
-        opts["queue"] = queue
+        opts["queue"] = _str("queue", queue)
     if priority is not None:
-        opts["priority"] = priority
+        opts["priority"] = _int("priority", priority)
     if delay is not None:
         opts["delay_ms"] = to_ms("delay", delay)
     if eta is not None:
         opts["run_at"] = _run_at_ms(eta)
     if max_retries is not None:
-        opts["max_retries"] = max_retries
+        opts["max_retries"] = _int("max_retries", max_retries)
     if retry_backoff is not None:
         opts["backoff_ms"] = to_ms("retry_backoff", retry_backoff)
     if timeout is not None:
@@ -75,14 +89,27 @@ def enqueue_options(
             raise InvalidArgument(f"timeout {timeout} s must be positive")
         opts["timeout_ms"] = t
     if unique_key is not None:
-        opts["unique_key"] = unique_key
+        opts["unique_key"] = _str("unique_key", unique_key)
     if metadata is not None:
         opts["metadata"] = metadata_text(metadata)
     if depends_on is not None:
         if isinstance(depends_on, (str, JobResult)):
             depends_on = [depends_on]
-        opts["depends_on"] = [d.id if isinstance(d, JobResult) else d for d in depends_on]
+        if not isinstance(depends_on, (list, tuple)):
+            raise InvalidArgument(f"depends_on must be job ids or JobResults, not {type(depends_on).__name__}")
+        opts["depends_on"] = [d.id if isinstance(d, JobResult) else _str("a dependency", d) for d in depends_on]
+    if group_key is not None:
+        opts["group_key"] = _str("group_key", group_key)
     return opts
+
+
+def call_args(args: Any, kwargs: Any) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """``args`` and ``kwargs`` of one call, checked: a list or tuple, and a dict."""
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise InvalidArgument(f"args must be a list or tuple, not {type(args).__name__}")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise InvalidArgument(f"kwargs must be a dict, not {type(kwargs).__name__}")
+    return tuple(args), dict(kwargs or {})
 
 
 class Task:
@@ -101,6 +128,7 @@ class Task:
         timeout: Optional[float] = None,
         soft_timeout: Optional[float] = None,
         rate_limit: Optional[str] = None,
+        group_key: Optional[str] = None,
     ) -> None:
         if not callable(fn):
             raise InvalidArgument(f"task must be callable, not {type(fn).__name__}")
@@ -125,9 +153,15 @@ class Task:
                     "so a rate-limited task runs on a queue of its own"
                 )
         self.rate_limit = rate_limit
+        self.group_key = group_key
         self.is_async = inspect.iscoroutinefunction(fn)
         self._defaults = enqueue_options(
-            queue=queue_name, priority=priority, max_retries=max_retries, retry_backoff=retry_backoff, timeout=timeout
+            queue=queue_name,
+            priority=priority,
+            max_retries=max_retries,
+            retry_backoff=retry_backoff,
+            timeout=timeout,
+            group_key=group_key,
         )
         self.__doc__ = fn.__doc__
         self.__name__ = getattr(fn, "__name__", self.name)
@@ -160,32 +194,37 @@ class Task:
         queue: Optional[str] = None,
         max_retries: Optional[int] = None,
         timeout: Optional[float] = None,
+        retry_backoff: Optional[float] = None,
+        group_key: Optional[str] = None,
     ) -> JobResult:
         """Enqueues with per-call options: ``delay`` (seconds) or ``eta`` (datetime or Unix
         seconds), ``priority``, ``unique_key`` (a live job with the key is returned instead),
         ``metadata`` (dict or JSON text), ``depends_on`` (ids or JobResults that must complete
-        first), ``queue``, ``max_retries`` and ``timeout`` (seconds)."""
-        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
-            raise InvalidArgument("args must be a list or tuple")
-        if kwargs is not None and not isinstance(kwargs, dict):
-            raise InvalidArgument("kwargs must be a dict")
+        first), ``queue``, ``max_retries``, ``timeout`` and ``retry_backoff`` (seconds) and
+        ``group_key`` (the job's fairness group). Unset options take the task's defaults."""
         q = self.queue
-        opts = dict(self._defaults)
-        opts.update(
-            enqueue_options(
-                queue=queue,
-                priority=priority,
-                delay=delay,
-                eta=eta,
-                max_retries=max_retries,
-                timeout=timeout,
-                unique_key=unique_key,
-                metadata=metadata,
-                depends_on=depends_on,
-            )
+        opts = self.call_options(
+            delay=delay,
+            eta=eta,
+            priority=priority,
+            unique_key=unique_key,
+            metadata=metadata,
+            depends_on=depends_on,
+            queue=queue,
+            max_retries=max_retries,
+            timeout=timeout,
+            retry_backoff=retry_backoff,
+            group_key=group_key,
         )
-        payload = q.serializer.dumps_call(tuple(args), dict(kwargs or {}))
+        payload = q.serializer.dumps_call(*call_args(args, kwargs))
         return JobResult(q, q._native.enqueue(self.name, payload, **opts))
+
+    def call_options(self, **options: Any) -> Dict[str, Any]:
+        """The engine options of one enqueue: the task's defaults overridden by ``options``
+        (the keyword options of :meth:`apply_async`)."""
+        opts = dict(self._defaults)
+        opts.update(enqueue_options(**options))
+        return opts
 
     async def adelay(self, *args: Any, **kwargs: Any) -> JobResult:
         """Async twin of :meth:`delay`."""

@@ -6,6 +6,12 @@ retryable)``. Synchronous tasks run on the engine's blocking threads; ``async de
 on one event loop thread the worker owns, and are cancelled when the engine cancels the
 attempt. An exception in a task becomes the attempt's error with its traceback text; the
 task's retry policy decides what happens next.
+
+Readiness: :meth:`Worker.start` returns once the engine reports the worker live (registered
+in the worker registry, its first claim at the store), so a job enqueued afterwards is taken
+without waiting for a poll; a worker that cannot start (a closed queue, an unreachable store)
+raises instead of hanging. Stopping is in-process too: :meth:`Worker.stop` or
+:meth:`flexiq.Queue.shutdown` from any thread, besides SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from . import _flexiq
 from .context import JobContext, _current
-from .exceptions import FlexiqError, InvalidArgument
+from .exceptions import Closed, Conflict, FlexiqError, InvalidArgument
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -61,7 +67,7 @@ class _Dispatcher:
         except InvalidArgument as e:
             # A payload that cannot be decoded will not decode on a retry either.
             return (False, None, f"cannot decode payload of job {native.id}: {e}", False)
-        ctx = JobContext(native, ser)
+        ctx = JobContext(native, ser, soft_timeout=task.soft_timeout)
         token = _current.set(ctx)
         try:
             if task.is_async:
@@ -115,13 +121,32 @@ class _Dispatcher:
             loop.close()
 
 
+def _task_rate_limits(tasks: Dict[str, "Task"]) -> Dict[str, Tuple[str, str]]:
+    """``{queue: (task, normalised limit)}`` of the rate-limited tasks; ``Conflict`` when two
+    tasks ask different limits of one queue."""
+    by_queue: Dict[str, Tuple[str, str]] = {}
+    for t in tasks.values():
+        if t.rate_limit is None:
+            continue
+        q = t.queue_name or "default"
+        limit = _flexiq.parse_rate_limit(t.rate_limit)
+        if q in by_queue and by_queue[q][1] != limit:
+            other, theirs = by_queue[q]
+            raise Conflict(
+                f"tasks {other!r} and {t.name!r} ask different rate limits of queue {q!r} "
+                f"({theirs} and {limit}): a task's rate limit is its queue's, so they must agree"
+            )
+        by_queue[q] = (t.name, limit)
+    return by_queue
+
+
 class Worker:
     """Runs a queue's registered tasks. ``concurrency`` handlers at once (default 8);
     ``queues`` limits which queues it takes from (default: all); ``shutdown_timeout`` (s)
     is how long running handlers may finish on shutdown before their jobs are given back;
     ``lease`` (s) is the job lease window; ``prefetch`` jobs are claimed beyond the free slots
     (default: sized by the worker's finish rate, four to 64 per slot) so a freed slot starts
-    its next job without a round trip."""
+    its next job without a round trip. A worker runs once; build another to run again."""
 
     def __init__(
         self,
@@ -144,6 +169,7 @@ class Worker:
         if not tasks:
             raise InvalidArgument("no tasks are registered on this queue: decorate functions with @queue.task()")
         self._tasks = tasks
+        self._rate_limits = _task_rate_limits(tasks)
         self._dispatcher = _Dispatcher(queue, tasks)
         specs: List[Tuple[str, Optional[float], Optional[float]]] = [
             (t.name, t.timeout, t.soft_timeout) for t in tasks.values()
@@ -163,50 +189,116 @@ class Worker:
         )
         self._thread: Optional[threading.Thread] = None
         self._error: Optional[BaseException] = None
+        self._prepared = False
 
-    def _apply_task_rate_limits(self) -> None:
-        for t in self._tasks.values():
-            if t.rate_limit is not None:
-                # Rate limits are enforced per queue by the engine; a task's limit applies
-                # to the queue it owns (Task requires a queue of its own for one).
-                self.queue.set_queue_rate_limit(t.queue_name or "default", t.rate_limit)
+    def __repr__(self) -> str:
+        return f"Worker(id={self.id!r}, ready={self.ready})"
+
+    @property
+    def id(self) -> str:
+        """The worker's id: in :meth:`flexiq.Queue.list_workers` and on the jobs it claims."""
+        return self._native.id
+
+    @property
+    def ready(self) -> bool:
+        """Whether the worker is running and live (registered, claiming)."""
+        return self._native.ready
+
+    def _prepare(self) -> None:
+        """Applies the tasks' rate limits to their queues, once per worker. Until the engine
+        has per-task limits a task's limit is its queue's: a queue without one gets it; one
+        that has the same limit is fine; a different limit (``set_queue_rate_limit``, or
+        another task's worker) is ``Conflict`` and is never overwritten."""
+        if self._prepared:
+            return
+        for q, (task, limit) in self._rate_limits.items():
+            current = self.queue.queue_config(q)["rate_limit"]
+            if current is None:
+                self.queue.set_queue_rate_limit(q, limit)
+            elif current != limit:
+                raise Conflict(
+                    f"task {task!r} has rate_limit {limit!r} but its queue {q!r} already has rate limit "
+                    f"{current!r}: a task's rate limit is its queue's, so make them agree or call "
+                    f"clear_queue_rate_limit({q!r}) first"
+                )
+        self._prepared = True
 
     def run(self, install_signal_handlers: bool = True) -> Dict[str, int]:
-        """Runs until :meth:`stop`, SIGINT or SIGTERM, then shuts down gracefully and
-        returns the counters (claimed, succeeded, failed, ...)."""
-        self._apply_task_rate_limits()
+        """Runs until :meth:`stop`, :meth:`flexiq.Queue.shutdown`, SIGINT or SIGTERM, then
+        shuts down gracefully and returns the counters (claimed, succeeded, failed, ...).
+        Raises at once when the worker cannot start (``Closed`` for a closed queue,
+        ``Conflict`` for a task rate limit that disagrees with its queue's)."""
+        self._prepare()
         previous = None
         main = threading.current_thread() is threading.main_thread()
         if install_signal_handlers and main:
             previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        self.queue._track(self, True)
         try:
             return self._native.run()
         except (KeyboardInterrupt, _Shutdown):
             counters = self._native.counters()
             return counters if counters is not None else {}
         finally:
+            self.queue._track(self, False)
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
             self._dispatcher.close()
 
-    def start(self) -> "Worker":
-        """Runs the worker on a background thread; :meth:`stop` ends it."""
+    def start(self, ready_timeout: Optional[float] = 30.0) -> "Worker":
+        """Runs the worker on a background thread and returns once it is ready: registered
+        and claiming, so a job enqueued from now on is picked up without waiting for a
+        poll. A worker that stops first raises what stopped it (``Closed`` for a closed
+        queue, ...); one not ready within ``ready_timeout`` seconds (``None``: no limit) is
+        stopped and raises ``FlexiqTimeout``. :meth:`stop` ends it."""
         if self._thread is not None:
-            raise FlexiqError("this worker was already started")
+            raise FlexiqError(f"worker {self.id} was already started")
+        self._prepare()
 
         def target() -> None:
             try:
                 self.run(install_signal_handlers=False)
-            except BaseException as e:  # surfaced by stop()
+            except BaseException as e:  # surfaced by start() / stop()
                 self._error = e
 
-        self._thread = threading.Thread(target=target, name="flexiq-worker", daemon=True)
+        self._thread = threading.Thread(target=target, name=f"flexiq-worker-{self.id}", daemon=True)
         self._thread.start()
+        try:
+            ready = self._native.wait_ready(ready_timeout)
+        except BaseException:
+            self._native.stop()
+            self._thread.join()
+            raise
+        if not ready:
+            self._thread.join()
+            self._raise_stopped()
         return self
 
+    def wait_ready(self, timeout: Optional[float] = None) -> None:
+        """Blocks until the worker is ready (for a worker whose :meth:`run` another thread
+        runs); ``timeout`` in seconds (``None``: no limit) raises ``FlexiqTimeout`` when it
+        runs out. A worker that stopped without becoming ready raises why (or ``Closed``)."""
+        if not self._native.wait_ready(timeout):
+            if self._thread is not None:
+                self._thread.join()
+            self._raise_stopped()
+
+    def _raise_stopped(self) -> None:
+        if self._error is not None:
+            raise self._error
+        raise Closed(f"worker {self.id} stopped before it was ready")
+
+    def _signal_stop(self) -> None:
+        self._native.stop()
+
+    def _join(self, timeout: Optional[float]) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def stop(self, timeout: Optional[float] = None) -> Optional[Dict[str, int]]:
-        """Asks the worker to stop; with a background thread, waits for it (``timeout`` s)
-        and re-raises what ended it abnormally. Returns the final counters."""
+        """Asks the worker to stop (from any thread); with a background thread, waits for it
+        (``timeout`` s) and re-raises what ended it abnormally. Returns the final counters
+        (``None`` while a worker run elsewhere has not finished)."""
         self._native.stop()
         if self._thread is not None:
             self._thread.join(timeout)

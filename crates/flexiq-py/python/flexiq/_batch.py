@@ -1,0 +1,73 @@
+"""The jobs of :meth:`flexiq.Queue.enqueue_many`, turned into the native batch's items.
+
+A batch goes to the engine as one atomic write: every job is checked here and again by the
+engine before anything is stored, and one bad job refuses the whole batch. Each job is a
+mapping with ``task`` (a name, or a :class:`~flexiq.Task` whose defaults then apply as they
+do for ``apply_async``), optional ``args`` and ``kwargs``, and any of ``apply_async``'s
+keyword options. Errors name the job's index in the batch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping
+
+from .exceptions import InvalidArgument
+from .task import Task, call_args, enqueue_options
+
+if TYPE_CHECKING:
+    from .serialization import Serializer
+
+__all__ = ["OPTION_KEYS", "batch_items"]
+
+#: The per-job options a batch item may carry: ``apply_async``'s keyword options.
+OPTION_KEYS = frozenset(
+    {
+        "delay",
+        "eta",
+        "priority",
+        "unique_key",
+        "metadata",
+        "depends_on",
+        "queue",
+        "max_retries",
+        "timeout",
+        "retry_backoff",
+        "group_key",
+    }
+)
+
+_CALL_KEYS = frozenset({"task", "args", "kwargs"})
+
+
+def _item(i: int, job: Any, serializer: "Serializer") -> Dict[str, Any]:
+    if not isinstance(job, Mapping):
+        raise InvalidArgument(f"enqueue_many item {i} must be a dict, not {type(job).__name__}")
+    unknown = sorted(str(k) for k in job if k not in OPTION_KEYS and k not in _CALL_KEYS)
+    if unknown:
+        raise InvalidArgument(
+            f"enqueue_many item {i} has unknown keys {unknown}: expected task, args, kwargs and "
+            f"the options of apply_async ({', '.join(sorted(OPTION_KEYS))})"
+        )
+    task = job.get("task")
+    if isinstance(task, Task):
+        name = task.name
+    elif isinstance(task, str):
+        name = task
+    else:
+        raise InvalidArgument(f"enqueue_many item {i} needs a task name or Task, not {type(task).__name__}")
+    options = {k: v for k, v in job.items() if k in OPTION_KEYS}
+    try:
+        opts = task.call_options(**options) if isinstance(task, Task) else enqueue_options(**options)
+        payload = serializer.dumps_call(*call_args(job.get("args", ()), job.get("kwargs")))
+    except InvalidArgument as e:
+        raise InvalidArgument(f"enqueue_many item {i} (task {name}): {e}") from None
+    opts["task"] = name
+    opts["payload"] = payload
+    return opts
+
+
+def batch_items(jobs: Iterable[Mapping[str, Any]], serializer: "Serializer") -> List[Dict[str, Any]]:
+    """The native items of a batch, in order; ``InvalidArgument`` naming the first bad job."""
+    if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Iterable):
+        raise InvalidArgument(f"enqueue_many takes a list of job dicts, not {type(jobs).__name__}")
+    return [_item(i, job, serializer) for i, job in enumerate(jobs)]
