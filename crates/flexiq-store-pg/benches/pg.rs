@@ -1,6 +1,7 @@
 //! PostgreSQL store benchmarks: enqueue (one at a time, 16 callers, bulk), draining with
 //! concurrent claim/ack loops, enqueue-to-claim wake-up latency, and a raw tokio-postgres
-//! baseline doing the same work with hand-written SQL.
+//! baseline doing the same work with hand-written SQL; and `stats` on a million jobs against
+//! the count over the jobs table it replaced.
 //!
 //! Needs the server in `FLEXIQ_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`);
 //! every group runs in its own schema, dropped at the end.
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
 use futures::pin_mut;
@@ -50,7 +51,7 @@ async fn truncate(schema: &str) {
     admin()
         .await
         .batch_execute(&format!(
-            "TRUNCATE \"{schema}\".jobs, \"{schema}\".task_metrics, \"{schema}\".job_errors"
+            "TRUNCATE \"{schema}\".jobs, \"{schema}\".task_metrics, \"{schema}\".job_errors, \"{schema}\".job_counts"
         ))
         .await
         .unwrap();
@@ -357,5 +358,68 @@ async fn raw_copy(c: Arc<tokio_postgres::Client>, copy: String, n: usize) {
     c.batch_execute("COMMIT").await.unwrap();
 }
 
-criterion_group!(benches, store_benches);
+/// `stats(None)` and `stats_by_queue` on 1,000,000 jobs across 10 queues (loaded through the
+/// store's `COPY` enqueue path, then 40% of them moved to other statuses by one statement each,
+/// so the counts come from every kind of change), and in the same run the statements they
+/// replaced: a count over the jobs table grouped by status, and by queue and status.
+fn stats_benches(c: &mut Criterion) {
+    const JOBS: usize = 1_000_000;
+    let rt = Runtime::new().unwrap();
+    let schema = format!("fq_bench_stats_{}", uuid::Uuid::new_v4().simple());
+    let store = rt.block_on(open(&schema, 4));
+    let loaded = Instant::now();
+    rt.block_on(async {
+        for b in 0..JOBS / 10_000 {
+            let jobs: Vec<NewJob> =
+                (0..10_000).map(|i| job(&format!("q{}", (b * 10_000 + i) % 10))).collect();
+            store.enqueue(EnqueueRequest { jobs, max_pending: None, now: now_ms() }).await.unwrap();
+        }
+        let a = admin().await;
+        let jobs = format!("\"{schema}\".jobs");
+        for (status, share) in [(2, 20), (1, 5), (3, 5), (4, 5), (5, 5)] {
+            a.batch_execute(&format!(
+                "UPDATE {jobs} SET status = {status} WHERE id IN \
+                 (SELECT id FROM {jobs} WHERE status = 0 ORDER BY random() LIMIT {})",
+                JOBS * share / 100
+            ))
+            .await
+            .unwrap();
+        }
+        a.batch_execute(&format!("VACUUM ANALYZE {jobs}")).await.unwrap();
+    });
+    eprintln!("pg/stats: {JOBS} jobs loaded in {:?}", loaded.elapsed());
+    let by_status =
+        format!("SELECT status, count(*) FROM \"{schema}\".jobs WHERE namespace = 'default' GROUP BY status");
+    let by_queue = format!(
+        "SELECT queue, status, count(*) FROM \"{schema}\".jobs WHERE namespace = 'default' GROUP BY queue, status"
+    );
+    let raw = rt.block_on(admin());
+    let (got, want) = rt.block_on(async {
+        let got = store.stats(None).await.unwrap();
+        let rows = raw.query(&by_status, &[]).await.unwrap();
+        (got.total(), rows.iter().map(|r| r.get::<_, i64>(1)).sum::<i64>() as u64)
+    });
+    assert_eq!(got, want, "the counts agree with a count over the table");
+    let mut g = c.benchmark_group("pg");
+    g.sample_size(20).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+    g.bench_function("stats/1000000x10q", |b| {
+        b.to_async(&rt).iter(|| async { store.stats(None).await.unwrap() });
+    });
+    g.bench_function("stats_by_queue/1000000x10q", |b| {
+        b.to_async(&rt).iter(|| async { store.stats_by_queue().await.unwrap() });
+    });
+    g.bench_function("raw_stats/1000000x10q", |b| {
+        b.to_async(&rt).iter(|| async { raw.query(&by_status, &[]).await.unwrap() });
+    });
+    g.bench_function("raw_stats_by_queue/1000000x10q", |b| {
+        b.to_async(&rt).iter(|| async { raw.query(&by_queue, &[]).await.unwrap() });
+    });
+    g.finish();
+    rt.block_on(async {
+        store.close().await.unwrap();
+        drop_schema(&schema).await;
+    });
+}
+
+criterion_group!(benches, store_benches, stats_benches);
 criterion_main!(benches);

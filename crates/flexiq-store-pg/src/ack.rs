@@ -193,14 +193,18 @@ impl PgStore {
 
     pub(crate) async fn release_stale_jobs(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let cutoff = now.saturating_sub(i64_of("stale window ms", stale_after_ms)?);
-        self.expire_running(
-            "release stale jobs",
-            "coalesce(j.heartbeat_at, j.started_at) < $2",
-            cutoff,
-            Event::HeartbeatLost,
-            now,
-        )
-        .await
+        let released = self
+            .expire_running(
+                "release stale jobs",
+                "coalesce(j.heartbeat_at, j.started_at) < $2",
+                cutoff,
+                Event::HeartbeatLost,
+                now,
+            )
+            .await?;
+        // The periodic sweep also folds the job counts of backends that have gone.
+        self.fold_counts().await?;
+        Ok(released)
     }
 
     pub(crate) async fn expire_runaway_jobs(&self, cap_ms: u64, now: i64) -> Result<Vec<JobId>> {

@@ -361,9 +361,7 @@ impl PgStore {
                     "SELECT queue FROM {S}.queues WHERE namespace = $1 AND queue = ANY($2) ORDER BY queue FOR UPDATE",
                 );
                 c.rows("enqueue", &lock, &[&ns, &qs]).await?;
-                let count = self.sql(
-                    "SELECT queue, count(*) FROM {S}.jobs WHERE namespace = $1 AND queue = ANY($2) AND status = 0 GROUP BY queue",
-                );
+                let count = self.sql(crate::counts::PENDING_OF_QUEUES);
                 let counts: HashMap<String, i64> =
                     c.rows("enqueue", &count, &[&ns, &qs]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
                 for (q, add) in &new_pending {

@@ -96,11 +96,6 @@ pub(crate) fn cursor_pos(after: &str, listing: &str, fp: u64) -> Result<(i64, Uu
     Ok((c.sort_key, id))
 }
 
-fn add_stats(map: &mut BTreeMap<String, Stats>, queue: String, st: i16, n: i64) -> Result<()> {
-    map.entry(queue).or_default().add(status(st)?, n.max(0) as u64);
-    Ok(())
-}
-
 impl PgStore {
     /// The keyset page statement of `list_jobs_after` and its parameters.
     pub(crate) fn keyset_sql(
@@ -160,28 +155,11 @@ impl Inspect for PgStore {
     }
 
     async fn stats(&self, queue: Option<&str>) -> Result<Stats> {
-        let ns: &str = &self.ns;
-        let sql = self.sql(
-            "SELECT status, count(*) FROM {S}.jobs WHERE namespace = $1 AND ($2::text IS NULL OR queue = $2) GROUP BY status",
-        );
-        let c = self.conn().await?;
-        let mut s = Stats::default();
-        for r in c.rows("stats", &sql, &[&ns, &queue]).await? {
-            s.add(status(r.get(0))?, r.get::<_, i64>(1).max(0) as u64);
-        }
-        Ok(s)
+        self.counted(queue).await
     }
 
     async fn stats_by_queue(&self) -> Result<BTreeMap<String, Stats>> {
-        let ns: &str = &self.ns;
-        let sql = self
-            .sql("SELECT queue, status, count(*) FROM {S}.jobs WHERE namespace = $1 GROUP BY queue, status");
-        let c = self.conn().await?;
-        let mut map = BTreeMap::new();
-        for r in c.rows("stats by queue", &sql, &[&ns]).await? {
-            add_stats(&mut map, r.get(0), r.get(1), r.get(2))?;
-        }
-        Ok(map)
+        self.counted_by_queue().await
     }
 
     async fn stats_all_queues(&self) -> Result<BTreeMap<String, Stats>> {
@@ -197,10 +175,10 @@ impl Inspect for PgStore {
 
     async fn count_pending(&self, queue: &str) -> Result<u64> {
         let ns: &str = &self.ns;
-        let sql = self.sql("SELECT count(*) FROM {S}.jobs WHERE namespace = $1 AND queue = $2 AND status IN (0, 6) AND status = 0");
+        let sql = self.sql(crate::counts::PENDING_OF_QUEUES);
         let c = self.conn().await?;
-        let n: i64 = c.rows("count pending", &sql, &[&ns, &queue]).await?[0].get(0);
-        Ok(n.max(0) as u64)
+        let rows = c.rows("count pending", &sql, &[&ns, &vec![queue]]).await?;
+        Ok(rows.first().map(|r| r.get::<_, i64>(1)).unwrap_or(0).max(0) as u64)
     }
 
     async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>> {

@@ -14,6 +14,7 @@ mod apply;
 mod claim;
 mod claim_free;
 mod control;
+mod counts;
 mod db;
 mod dead;
 mod enqueue;

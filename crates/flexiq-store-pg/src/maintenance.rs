@@ -63,8 +63,12 @@ impl Maintenance for PgStore {
                 ORDER BY finished_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING *) \
              INSERT INTO {{S}}.archived_jobs ({cols}, archived_at) SELECT {cols}, $4::int8 FROM moved"
         ));
-        let c = self.conn().await?;
-        c.exec("archive jobs", &sql, &[&ns, &cutoff, &limit, &now]).await
+        let moved = {
+            let c = self.conn().await?;
+            c.exec("archive jobs", &sql, &[&ns, &cutoff, &limit, &now]).await?
+        };
+        self.fold_counts().await?;
+        Ok(moved)
     }
 
     async fn retention_counts(

@@ -18,6 +18,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (2, include_str!("migrations/0002_fewer_job_indexes.sql")),
     (3, include_str!("migrations/0003_no_due_index.sql")),
     (4, include_str!("migrations/0004_claim_seq.sql")),
+    (5, include_str!("migrations/0005_job_counts.sql")),
 ];
 
 /// The schema version this build needs.

@@ -5,6 +5,7 @@ mod bulk;
 mod chaos;
 mod common;
 mod connect;
+mod counts;
 mod explain;
 mod limits;
 mod listen;

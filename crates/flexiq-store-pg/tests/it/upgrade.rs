@@ -13,6 +13,7 @@ const FILES: &[(u32, &str)] = &[
     (2, include_str!("../../src/migrations/0002_fewer_job_indexes.sql")),
     (3, include_str!("../../src/migrations/0003_no_due_index.sql")),
     (4, include_str!("../../src/migrations/0004_claim_seq.sql")),
+    (5, include_str!("../../src/migrations/0005_job_counts.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.
