@@ -213,6 +213,7 @@ impl Schema for RedisStore {
     async fn migrate(&self) -> Result<MigrationSummary> {
         self.ctx.check()?;
         self.ctx.conn.cmd("HSETNX", vec![s(self.ctx.keys.meta()), s("min_contract"), n(1)]).await?;
+        self.backfill_combined_indexes().await?;
         Ok(MigrationSummary { schemaless: true, ..Default::default() })
     }
 

@@ -102,6 +102,8 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
         } else {
             ix.group("dy:", &j.queue, true).extend([n(j.run_at), s(id)]);
         }
+        ix.group("ix:sq:0:", &j.queue, false).push(member.clone());
+        ix.group("ix:st:0:", &j.task, false).push(member.clone());
         ix.group("ix:s:", "0", false).push(member);
         match counts.iter_mut().find(|(q, _)| *q == j.queue) {
             Some((_, c)) => *c += 1,

@@ -19,9 +19,18 @@ impl RedisStore {
     fn job_walk(&self, filter: &JobFilter, before: Option<String>, skip: u64, want: usize) -> Walk<'_> {
         let k = &self.ctx.keys;
         let mut exact = !(filter.metadata_contains.is_some() || filter.error_contains.is_some());
+        // The narrowest index covering the filter; only a queue and a task together (with or
+        // without a status) leave the task to be checked in memory.
         let sources = if let Some(st) = filter.status {
-            exact &= filter.queue.is_none() && filter.task.is_none();
-            vec![k.k(&format!("ix:s:{}", st.code()))]
+            let code = st.code();
+            if let Some(q) = &filter.queue {
+                exact &= filter.task.is_none();
+                vec![k.k(&format!("ix:sq:{code}:{q}"))]
+            } else if let Some(t) = &filter.task {
+                vec![k.k(&format!("ix:st:{code}:{t}"))]
+            } else {
+                vec![k.k(&format!("ix:s:{code}"))]
+            }
         } else if let Some(q) = &filter.queue {
             exact &= filter.task.is_none();
             vec![k.k(&format!("ix:q:{q}"))]

@@ -10,6 +10,7 @@
 //! See `docs/redis.md` for the key layout and operating notes.
 
 mod admin;
+mod backfill;
 mod codec;
 mod complete;
 mod conn;

@@ -17,6 +17,8 @@ while n < limit do
     elseif mode == 'archive' or o.st == 2 then
       local m = pad(o.c) .. '|' .. id
       redis.call('ZREM', B .. ':ix:s:' .. o.st, m)
+      redis.call('ZREM', ix_sq(o.st, o.q), m)
+      redis.call('ZREM', ix_st(o.st, o.t), m)
       redis.call('ZREM', B .. ':ix:q:' .. o.q, m)
       redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
       redis.call('HINCRBY', B .. ':cnt:' .. o.q, o.st, -1)

@@ -95,6 +95,10 @@ for k = 1, math.min(limit, #cands) do
     local m = pads(f[10]) .. '|' .. c.id
     acc('ZREM', B .. ':ix:s:' .. st, m)
     acc('ZADD', running, '0', m)
+    acc('ZREM', ix_sq(st, f[1]), m)
+    acc('ZADD', ix_sq(1, f[1]), '0', m)
+    acc('ZREM', ix_st(st, f[2]), m)
+    acc('ZADD', ix_st(1, f[2]), '0', m)
     acc('ZADD', hb, at, c.id)
     local cnt = B .. ':cnt:' .. f[1]
     delta(cnt, st, -1)

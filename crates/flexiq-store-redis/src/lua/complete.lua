@@ -42,6 +42,10 @@ for k = 1, njobs do
     local m = pads(v[7]) .. '|' .. id
     acc('ZREM', running, m)
     acc('ZADD', done, '0', m)
+    acc('ZREM', ix_sq(1, v[5]), m)
+    acc('ZADD', ix_sq(2, v[5]), '0', m)
+    acc('ZREM', ix_st(1, v[6]), m)
+    acc('ZADD', ix_st(2, v[6]), '0', m)
     acc('ZREM', hb, id)
     acc('ZADD', fin, at, id)
     local cnt = B .. ':cnt:' .. v[5]

@@ -147,6 +147,8 @@ for _, j in ipairs(jobs) do
         acc('ZADD', B .. ':dy:' .. j.q, ARGV[j.at + 5], j.id)
       end
       acc('ZADD', pending, '0', m)
+      acc('ZADD', ix_sq(0, j.q), '0', m)
+      acc('ZADD', ix_st(0, j.t), '0', m)
       if not fresh[j.q] then
         fresh[j.q] = 0
         fresh_order[#fresh_order + 1] = j.q
@@ -157,7 +159,7 @@ for _, j in ipairs(jobs) do
         queues[j.q] = true
         acc('SADD', B .. ':queues', j.q)
       end
-      reindex(j.id, {}, { st = j.st, q = j.q, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
+      reindex(j.id, {}, { st = j.st, q = j.q, t = j.t, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
     end
     out[#out + 1] = j.id
     out[#out + 1] = 1

@@ -19,6 +19,9 @@ local function pads(s)
   return string.rep('0', 16 - #s) .. s
 end
 local function rmem(r, id) return pad(r) .. '|' .. id end
+-- The combined listing indexes: jobs of one status in one queue, and in one task.
+local function ix_sq(st, q) return B .. ':ix:sq:' .. st .. ':' .. q end
+local function ix_st(st, t) return B .. ':ix:st:' .. st .. ':' .. t end
 
 -- Index writes are gathered per command and key and sent once per key at the end of a
 -- script: members are unique per job, so removals and additions of different jobs commute.
@@ -75,8 +78,8 @@ local function load(id)
 end
 
 -- Moves a job between the derived structures after its fields changed from `o` to `n`
--- (`o.st == nil` for a new job): ready / delayed sets, status index, counters, lease set,
--- finished set and the unique-key map. Call `flush()` before the script returns.
+-- (`o.st == nil` for a new job): ready / delayed sets, status index and the combined status +
+-- queue and status + task indexes, counters, lease set, finished set and the unique-key map. Call `flush()` before the script returns.
 local function reindex(id, o, n, now)
   local placed = o.st == n.st and o.r == n.r and o.pr == n.pr
   if not placed and o.st ~= nil and CLAIMABLE[o.st] then
@@ -96,9 +99,13 @@ local function reindex(id, o, n, now)
     local cnt = B .. ':cnt:' .. n.q
     if o.st ~= nil then
       acc('ZREM', B .. ':ix:s:' .. o.st, m)
+      acc('ZREM', ix_sq(o.st, n.q), m)
+      acc('ZREM', ix_st(o.st, n.t), m)
       delta(cnt, o.st, -1)
     end
     acc('ZADD', B .. ':ix:s:' .. n.st, 0, m)
+    acc('ZADD', ix_sq(n.st, n.q), 0, m)
+    acc('ZADD', ix_st(n.st, n.t), 0, m)
     delta(cnt, n.st, 1)
     if o.st == 1 then
       acc('ZREM', B .. ':hb', id)

@@ -1,5 +1,6 @@
 -- Small single-step operations that must not race: leases, setting compare-and-set,
--- partial results, log lines, dead-letter removal. ARGV[1] names the operation.
+-- partial results, log lines, dead-letter removal, the combined-index backfill. ARGV[1]
+-- names the operation.
 local op = ARGV[1]
 if op == 'lease_acquire' then
   -- ARGV: name, holder, ttl_ms, now
@@ -67,5 +68,20 @@ elseif op == 'purge_dead_task' then
   end
   redis.call('DEL', B .. ':dlt:' .. t)
   return #ms
+elseif op == 'index_combined' then
+  -- ARGV: id ... Adds each job to the combined status + queue and status + task indexes of
+  -- the status it has now (what every status change maintains), for jobs written before them.
+  local n = 0
+  for k = 2, #ARGV do
+    local id = ARGV[k]
+    local f = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c')
+    if f[1] then
+      local m = pads(f[4]) .. '|' .. id
+      redis.call('ZADD', ix_sq(f[1], f[2]), 0, m)
+      redis.call('ZADD', ix_st(f[1], f[3]), 0, m)
+      n = n + 1
+    end
+  end
+  return n
 end
 return redis.error_reply('FLEXIQ_INVALID unknown operation ' .. op)
