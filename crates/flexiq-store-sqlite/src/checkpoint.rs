@@ -11,10 +11,20 @@
 //! copies the remaining frames at its next commit, and the write after that starts the WAL
 //! over. If the WAL still outgrows a hard cap (the checkpoint thread held up by readers or
 //! another process), the writer checkpoints itself, as SQLite would.
+//!
+//! When the store closes, [`Checkpointer::close`] stops the checkpoint thread and runs
+//! `PRAGMA wal_checkpoint(TRUNCATE)` on the write connection before closing it, so the `.db`
+//! file alone holds every committed job: a copy of just that file is complete. A reader in
+//! another process that keeps a read transaction open past the wait blocks the truncation;
+//! the WAL is then left in place (nothing is lost, the `.db` alone is not complete) and the
+//! failure is logged at `warn` level.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use flexiq_core::Result;
 use rusqlite::hooks::Wal;
@@ -29,6 +39,9 @@ const WAKE_AT_PAGES: i32 = 10_000;
 const CAP_PAGES: i32 = 4 * WAKE_AT_PAGES;
 /// Checkpoint passes the checkpoint thread makes per wake-up before leaving the rest to the writer.
 const PASSES: usize = 2;
+/// Longest the closing checkpoint waits for another process's readers (ms); the configured
+/// busy timeout applies when it is shorter.
+const CLOSE_WAIT_MS: u64 = 2_000;
 
 /// What the write connection's hook and the checkpoint thread share.
 #[derive(Default)]
@@ -39,21 +52,103 @@ struct State {
     tail_due: AtomicBool,
 }
 
+/// The checkpoint thread of one write connection, and what closing that connection needs.
+pub(crate) struct Checkpointer {
+    thread: JoinHandle<()>,
+    path: PathBuf,
+    close_wait: Duration,
+}
+
+/// How the closing checkpoint went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CloseCheckpoint {
+    /// The WAL was copied into the database file and truncated to zero bytes.
+    Truncated,
+    /// Readers (another process's) kept the WAL from being reset: `log` frames in the WAL,
+    /// `copied` of them in the database file.
+    Busy { log: i64, copied: i64 },
+    /// The checkpoint failed outright.
+    Failed(String),
+}
+
 /// Turns SQLite's automatic checkpoint off on `writer` and installs the hook that hands it
-/// to a checkpoint thread on `ckpt`, a second connection to the same file with the writer's
-/// `synchronous` setting. The thread ends when `writer` is closed.
-pub(crate) fn install(writer: &mut Connection, ckpt: Connection) -> Result<()> {
+/// to a checkpoint thread on `ckpt`, a second connection to the same file (`path`) with the
+/// writer's `synchronous` setting. The thread ends when the hook is removed or `writer` is
+/// closed; [`Checkpointer::close`] does both in order. `busy_timeout_ms` bounds the closing
+/// checkpoint's wait for readers (with [`CLOSE_WAIT_MS`]).
+pub(crate) fn install(
+    writer: &mut Connection,
+    ckpt: Connection,
+    path: PathBuf,
+    busy_timeout_ms: u64,
+) -> Result<Checkpointer> {
     let state = Arc::new(State::default());
     let (wake, woken) = mpsc::sync_channel::<()>(1);
     let stop = StopOnClose(ckpt.get_interrupt_handle());
-    spawn(ckpt, state.clone(), woken)
+    let thread = spawn(ckpt, state.clone(), woken)
         .map_err(|e| flexiq_core::Error::backend(format!("cannot start sqlite checkpoint thread: {e}")))?;
     writer
         .wal_hook(Some(move |wal: &mut Wal, pages: i32| {
             let _stop_on_close = &stop;
             on_commit(&state, &wake, pages, || wal.checkpoint_v2(CheckpointMode::PASSIVE))
         }))
-        .db()
+        .db()?;
+    let close_wait = Duration::from_millis(busy_timeout_ms.min(CLOSE_WAIT_MS));
+    Ok(Checkpointer { thread, path, close_wait })
+}
+
+impl Checkpointer {
+    /// Closes the write connection, leaving a self-contained database file: the checkpoint
+    /// thread is stopped first (its passes would hold the checkpoint lock), then
+    /// `PRAGMA wal_checkpoint(TRUNCATE)` copies every frame into the database file and
+    /// empties the WAL. When this was the last connection to the file SQLite also deletes the
+    /// WAL and shared-memory files. A checkpoint that readers kept short is logged at `warn`
+    /// with the file and frame counts, and the WAL stays (the data in it is not lost).
+    pub(crate) fn close(self, mut writer: Connection) -> CloseCheckpoint {
+        // Dropping the hook drops its wake-up sender and interrupts a pass in progress, so the
+        // thread's loop ends.
+        let _ = writer.wal_hook(None::<fn(&mut Wal, i32) -> rusqlite::Result<()>>);
+        let _ = self.thread.join();
+        let outcome = truncate(&writer, self.close_wait);
+        let path = self.path.display();
+        match &outcome {
+            CloseCheckpoint::Truncated => {
+                tracing::debug!(file = %path, "sqlite store closed: WAL checkpointed and truncated");
+            }
+            CloseCheckpoint::Busy { log, copied } => tracing::warn!(
+                file = %path,
+                wal_frames = log,
+                copied_frames = copied,
+                "sqlite store closed without truncating its WAL: another connection (likely another \
+                 process) holds a read transaction; the -wal file stays beside the database, which \
+                 is not self-contained until a later close or checkpoint succeeds"
+            ),
+            CloseCheckpoint::Failed(e) => tracing::warn!(
+                file = %path,
+                error = %e,
+                "sqlite store closed without checkpointing its WAL; the -wal file stays beside the database"
+            ),
+        }
+        if let Err((_, e)) = writer.close() {
+            tracing::warn!(file = %path, error = %e, "closing the sqlite write connection failed");
+        }
+        outcome
+    }
+}
+
+/// `PRAGMA wal_checkpoint(TRUNCATE)`, waiting at most `wait` for readers.
+fn truncate(conn: &Connection, wait: Duration) -> CloseCheckpoint {
+    if let Err(e) = conn.busy_timeout(wait) {
+        return CloseCheckpoint::Failed(e.to_string());
+    }
+    let row = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+    });
+    match row {
+        Ok((0, _, _)) => CloseCheckpoint::Truncated,
+        Ok((_, log, copied)) => CloseCheckpoint::Busy { log, copied },
+        Err(e) => CloseCheckpoint::Failed(e.to_string()),
+    }
 }
 
 /// Dropped with the write connection's hook: interrupts a pass still copying, so the
@@ -100,7 +195,7 @@ fn on_commit(
     Ok(())
 }
 
-fn spawn(conn: Connection, state: Arc<State>, woken: Receiver<()>) -> std::io::Result<()> {
+fn spawn(conn: Connection, state: Arc<State>, woken: Receiver<()>) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new().name("flexiq-sqlite-ckpt".into()).spawn(move || {
         while woken.recv().is_ok() {
             // The first pass copies the bulk of the WAL; frames committed meanwhile are few, and
@@ -119,8 +214,7 @@ fn spawn(conn: Connection, state: Arc<State>, woken: Receiver<()>) -> std::io::R
             state.tail_due.store(behind, Ordering::Release);
             state.running.store(false, Ordering::Release);
         }
-    })?;
-    Ok(())
+    })
 }
 
 #[cfg(test)]

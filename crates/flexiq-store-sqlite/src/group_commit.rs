@@ -17,10 +17,12 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 use rusqlite::Connection;
 
+use crate::checkpoint::Checkpointer;
 use crate::error::closed;
 use crate::wake::Hub;
 use crate::writer::{commit_batch, WriteOp};
@@ -48,25 +50,33 @@ pub(crate) struct GroupCommit {
     conn: Mutex<Option<Connection>>,
     queued: Mutex<Queued>,
     thread: Mutex<Option<mpsc::Sender<()>>>,
+    joined: Mutex<Option<JoinHandle<()>>>,
     hub: Arc<Hub>,
     closed: AtomicBool,
 }
 
 impl GroupCommit {
-    /// Takes ownership of the write connection and starts the writer thread.
-    pub(crate) fn start(conn: Connection, hub: Arc<Hub>) -> std::io::Result<Arc<GroupCommit>> {
+    /// Takes ownership of the write connection and starts the writer thread; `ckpt` closes
+    /// the connection when the thread ends.
+    pub(crate) fn start(
+        conn: Connection,
+        ckpt: Checkpointer,
+        hub: Arc<Hub>,
+    ) -> std::io::Result<Arc<GroupCommit>> {
         let (tx, rx) = mpsc::channel::<()>();
         let gc = Arc::new(GroupCommit {
             conn: Mutex::new(Some(conn)),
             queued: Mutex::new(Queued::default()),
             thread: Mutex::new(Some(tx)),
+            joined: Mutex::new(None),
             hub,
             closed: AtomicBool::new(false),
         });
         let worker = gc.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("flexiq-sqlite-write".into())
-            .spawn(move || worker.thread_loop(rx))?;
+            .spawn(move || worker.thread_loop(rx, ckpt))?;
+        *gc.joined.lock() = Some(thread);
         Ok(gc)
     }
 
@@ -108,10 +118,21 @@ impl GroupCommit {
     }
 
     /// Refuses new operations and lets the writer thread commit what is queued, then close
-    /// the connection.
+    /// the connection (see [`Checkpointer::close`]).
     pub(crate) fn shutdown(&self) {
         self.closed.store(true, Ordering::Release);
         self.thread.lock().take();
+    }
+
+    /// Waits for the writer thread to end (after [`Self::shutdown`]): every queued operation
+    /// answered and the connection closed. Returns at once on the writer thread itself and
+    /// once the thread was already waited for.
+    pub(crate) fn join(&self) {
+        let Some(thread) = self.joined.lock().take() else { return };
+        if thread.thread().id() == std::thread::current().id() {
+            return;
+        }
+        let _ = thread.join();
     }
 
     fn wake_thread(&self) {
@@ -174,16 +195,19 @@ impl GroupCommit {
     }
 
     /// The writer thread: commits whatever is queued each time it is woken, and on shutdown
-    /// commits the rest and closes the connection.
-    fn thread_loop(&self, rx: mpsc::Receiver<()>) {
+    /// commits the rest, refuses what comes later and closes the connection with a
+    /// checkpoint that leaves a self-contained database file.
+    fn thread_loop(&self, rx: mpsc::Receiver<()>, ckpt: Checkpointer) {
         while rx.recv().is_ok() {
             self.drain_blocking();
         }
         self.drain_blocking();
         let conn = self.conn.lock().take();
-        drop(conn);
         for op in self.queued.lock().ops.drain(..) {
             op.finish(&Err(closed()));
+        }
+        if let Some(conn) = conn {
+            ckpt.close(conn);
         }
     }
 

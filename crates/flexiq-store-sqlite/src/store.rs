@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use flexiq_core::options::validate_name;
@@ -25,27 +26,59 @@ pub(crate) struct Core {
     path: PathBuf,
     writer: Arc<GroupCommit>,
     readers: Mutex<Option<mpsc::Sender<ReadJob>>>,
+    /// The reader threads and the watcher thread, each owning a connection.
+    threads: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) hub: Arc<Hub>,
     handles: AtomicUsize,
 }
 
 impl Core {
-    fn release_handle(&self) {
-        if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.shutdown();
-        }
+    /// Gives back one handle; true when it was the last one open.
+    fn release_handle(&self) -> bool {
+        self.handles.fetch_sub(1, Ordering::AcqRel) == 1
     }
 
-    fn shutdown(&self) {
-        self.writer.shutdown();
+    /// Ends every thread and closes every connection, blocking until done: readers and the
+    /// watcher first, so that the write connection, closing last, checkpoints the WAL into the
+    /// database file and truncates it (see `checkpoint`). Idempotent.
+    fn finish(&self) {
         self.readers.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.hub.stop();
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        let me = std::thread::current().id();
+        for t in threads {
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+        self.writer.shutdown();
+        self.writer.join();
     }
 }
 
 impl Drop for Core {
     fn drop(&mut self) {
-        self.shutdown();
+        self.finish();
+    }
+}
+
+/// [`Core::finish`] on a thread of its own, awaited without blocking the caller's executor.
+async fn finish_off_thread(core: Arc<Core>) -> Result<()> {
+    let (tx, rx) = oneshot::channel();
+    let spawned = std::thread::Builder::new().name("flexiq-sqlite-close".into()).spawn({
+        let core = core.clone();
+        move || {
+            core.finish();
+            let _ = tx.send(());
+        }
+    });
+    match spawned {
+        Ok(_) => rx.await.map_err(|_| Error::backend("sqlite close thread ended without finishing")),
+        Err(_) => {
+            // No thread to spare: finish here, blocking.
+            core.finish();
+            Ok(())
+        }
     }
 }
 
@@ -58,8 +91,8 @@ struct Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        if !self.closed.swap(true, Ordering::AcqRel) {
-            self.core.release_handle();
+        if !self.closed.swap(true, Ordering::AcqRel) && self.core.release_handle() {
+            self.core.finish();
         }
     }
 }
@@ -154,7 +187,7 @@ impl SqliteStore {
         schema::verify(&conn, path, false)?;
         let ckpt_conn = connect(path, &opts, false)?;
         ckpt_conn.execute_batch(&format!("PRAGMA synchronous = {}", opts.durability.pragma_value())).db()?;
-        checkpoint::install(&mut conn, ckpt_conn)?;
+        let ckpt = checkpoint::install(&mut conn, ckpt_conn, path.to_path_buf(), opts.busy_timeout_ms)?;
         let mut read_conns = Vec::with_capacity(opts.read_connections);
         for _ in 0..opts.read_connections {
             let c = connect(path, &opts, false)?;
@@ -164,16 +197,19 @@ impl SqliteStore {
         let watch_conn = connect(path, &opts, false)?;
         let hub = Arc::new(Hub::new());
         let spawn_err = |e: std::io::Error| Error::backend(format!("cannot start sqlite threads: {e}"));
-        let read_tx = readers::spawn(read_conns).map_err(spawn_err)?;
-        let writer = GroupCommit::start(conn, hub.clone()).map_err(spawn_err)?;
-        wake::spawn_watcher(watch_conn, hub.clone()).map_err(spawn_err)?;
+        let (read_tx, mut threads) = readers::spawn(read_conns).map_err(spawn_err)?;
+        let writer = GroupCommit::start(conn, ckpt, hub.clone()).map_err(spawn_err)?;
         let core = Arc::new(Core {
             path: path.to_path_buf(),
             writer,
             readers: Mutex::new(Some(read_tx)),
-            hub,
+            threads: Mutex::new(Vec::new()),
+            hub: hub.clone(),
             handles: AtomicUsize::new(0),
         });
+        // From here on, a failure drops `core`, which ends the threads already started.
+        threads.push(wake::spawn_watcher(watch_conn, hub).map_err(spawn_err)?);
+        *core.threads.lock().unwrap_or_else(|p| p.into_inner()) = threads;
         Ok(SqliteStore::from_core(core, &opts.namespace))
     }
 
@@ -312,9 +348,13 @@ impl flexiq_core::Store for SqliteStore {
         "sqlite"
     }
 
+    /// Closes this handle (and its clones). Closing the last open handle on the file waits
+    /// until every queued write committed, every connection closed and the WAL was
+    /// checkpointed into the database file and truncated, so the `.db` file alone then holds
+    /// every job (see the crate docs for when another process prevents that).
     async fn close(&self) -> Result<()> {
-        if !self.h.closed.swap(true, Ordering::AcqRel) {
-            self.h.core.release_handle();
+        if !self.h.closed.swap(true, Ordering::AcqRel) && self.h.core.release_handle() {
+            finish_off_thread(self.h.core.clone()).await?;
         }
         Ok(())
     }

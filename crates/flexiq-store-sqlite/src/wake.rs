@@ -134,8 +134,9 @@ impl Hub {
     }
 }
 
-/// Starts the cross-process watcher on its own connection.
-pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<()> {
+/// Starts the cross-process watcher on its own connection; it ends (closing the connection)
+/// within one poll interval of [`Hub::stop`].
+pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<thread::JoinHandle<()>> {
     thread::Builder::new().name("flexiq-sqlite-watch".into()).spawn(move || {
         let read =
             |sql: &str| -> Option<i64> { conn.prepare_cached(sql).ok()?.query_row([], |r| r.get(0)).ok() };
@@ -159,6 +160,5 @@ pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<
                 hub.notify_all_jobs();
             }
         }
-    })?;
-    Ok(())
+    })
 }

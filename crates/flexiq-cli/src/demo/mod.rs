@@ -4,7 +4,9 @@
 //! `--url`, a fresh namespace of any store), runs an in-process [`Worker`] with the demo
 //! handlers ([`handlers`]) under a live progress bar ([`progress`]), then prints per-queue
 //! stats, per-task latency percentiles and the dead letters, and checks that every job ended
-//! as scripted ([`report`]). A failed check exits 1.
+//! as scripted ([`report`]). A failed check exits 1. The store is closed before the command
+//! returns, whatever happened, so the SQLite file is left whole: the `.db` alone holds every
+//! job and can be copied.
 
 pub mod handlers;
 pub mod progress;
@@ -145,11 +147,21 @@ async fn enqueue(q: &Queue, w: &Workload) -> CliResult<Vec<[JobId; 3]>> {
     Ok(chains)
 }
 
-/// Runs `flexiq demo`.
+/// Runs `flexiq demo`. The store is closed (awaited) on every path, success or failure, so an
+/// SQLite file is left self-contained: its WAL checkpointed into the `.db` file.
 pub async fn run(g: &GlobalArgs, args: &DemoArgs, out: Output) -> CliResult {
     let settings = validate(args)?;
     let t = target(g, args)?;
     let q = connect(&t.url, ConnectOptions::namespace(t.namespace.clone())).await?;
+    let outcome = run_on(&q, &t, settings, out).await;
+    let closed = q.close().await;
+    let r = outcome?;
+    closed?;
+    report::verdict(&r)
+}
+
+/// The demo on an open store: enqueue, run the worker, print the report.
+async fn run_on(q: &Queue, t: &Target, settings: Settings, out: Output) -> CliResult<report::Report> {
     let already = q.stats().await?.total();
     if already > 0 {
         return Err(CliError {
@@ -172,7 +184,7 @@ pub async fn run(g: &GlobalArgs, args: &DemoArgs, out: Output) -> CliResult {
         );
     }
     let started = Instant::now();
-    let chains = enqueue(&q, &w).await?;
+    let chains = enqueue(q, &w).await?;
     let enqueue_time = started.elapsed();
 
     let config = WorkerConfig {
@@ -185,14 +197,13 @@ pub async fn run(g: &GlobalArgs, args: &DemoArgs, out: Output) -> CliResult {
     handlers::register_all(&mut worker)?;
     let run_started = Instant::now();
     let handle = worker.start();
-    let waited = progress::watch(&q, settings.jobs, settings.timeout, !out.json).await;
+    let waited = progress::watch(q, settings.jobs, settings.timeout, !out.json).await;
     let run_time = run_started.elapsed();
     let counters = handle.shutdown().await?;
     waited?;
 
     let timing = report::Timing { enqueue: enqueue_time, run: run_time };
-    let r = report::build(&q, &t.label, settings.concurrency, &w.expected, &chains, timing, counters).await?;
+    let r = report::build(q, &t.label, settings.concurrency, &w.expected, &chains, timing, counters).await?;
     report::print(&r, out)?;
-    q.close().await?;
-    report::verdict(&r)
+    Ok(r)
 }

@@ -1,4 +1,5 @@
-//! `flexiq demo`: a small workload ends as scripted and the report is printed.
+//! `flexiq demo`: a small workload ends as scripted and the report is printed, and the SQLite
+//! file it leaves is self-contained.
 
 use crate::fixture::flexiq;
 
@@ -44,6 +45,31 @@ fn demo_json_report_parses_and_every_check_passes() {
     // A second run on the same URL gets its own namespace and passes too.
     let again = flexiq(&["demo", "--jobs", "20", "--json", "--url", &url]).ok().json();
     assert_ne!(again["namespace"], v["namespace"]);
+}
+
+#[test]
+fn demo_leaves_a_db_file_that_holds_every_job_without_its_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let v = flexiq(&["demo", "--jobs", "60", "--concurrency", "8", "--json", "--db", db.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(v["ok"], true);
+    let wal = std::fs::metadata(dir.path().join("demo.db-wal")).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(wal, 0, "the demo closes its store: the WAL is checkpointed into the .db and emptied");
+    // Only the .db file is copied, as a user would attach it to a bug report.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("copy.db");
+    std::fs::copy(&db, &copy).unwrap();
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let jobs: i64 = conn.query_row("SELECT COUNT(*) FROM jobs", [], |r| r.get(0)).unwrap();
+    assert_eq!(jobs, 60);
+    let dead: i64 = conn.query_row("SELECT COUNT(*) FROM dead_letters", [], |r| r.get(0)).unwrap();
+    assert_eq!(dead as u64, v["expected"]["dead"].as_u64().unwrap());
+    drop(conn);
+    // The copy reports exactly what the demo saw, queue by queue and status by status.
+    let stats = flexiq(&["stats", "--json", "--url", copy.to_str().unwrap()]).ok().json();
+    assert_eq!(stats, v["queues"]);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Integration tests of the SQLite store: two processes on one file, durability, migrations
 //! and the query plans of the hot and listing queries.
 
+mod close;
 mod migrate;
 mod open;
 mod plans;
