@@ -457,8 +457,10 @@ mod tests {
         assert!(n.cancel_dependents && n.clear_lease && !n.dead_letter);
         assert_eq!(n.metric, None);
         assert_eq!(n.last_error.as_deref(), Some("cancelled: asked to stop"));
-        let stale =
-            Event::CancelRunning { fence: Fence { attempt: 2, started_at: 100, claim_seq: 2 }, reason: String::new() };
+        let stale = Event::CancelRunning {
+            fence: Fence { attempt: 2, started_at: 100, claim_seq: 2 },
+            reason: String::new(),
+        };
         assert_eq!(transition(&running(1, 5), &stale, 7), Err(Refusal::Superseded));
     }
 
@@ -479,12 +481,24 @@ mod tests {
         let mut s = JobState::probe(JobStatus::Pending, 0);
         s.claim_seq = 0;
         let first = transition(&s, &Event::Claim, 100).unwrap();
-        s = JobState { status: first.status, attempt: first.attempt, started_at: first.started_at, claim_seq: first.claim_seq.unwrap(), ..s };
+        s = JobState {
+            status: first.status,
+            attempt: first.attempt,
+            started_at: first.started_at,
+            claim_seq: first.claim_seq.unwrap(),
+            ..s
+        };
         let old = Fence { attempt: s.attempt, started_at: 100, claim_seq: s.claim_seq };
         let back = transition(&s, &Event::Requeue, 100).unwrap();
         s = JobState { status: back.status, attempt: back.attempt, started_at: None, ..s };
         let again = transition(&s, &Event::Claim, 100).unwrap();
-        s = JobState { status: again.status, attempt: again.attempt, started_at: again.started_at, claim_seq: again.claim_seq.unwrap(), ..s };
+        s = JobState {
+            status: again.status,
+            attempt: again.attempt,
+            started_at: again.started_at,
+            claim_seq: again.claim_seq.unwrap(),
+            ..s
+        };
         assert_eq!((s.attempt, s.started_at), (old.attempt, Some(old.started_at)));
         assert_eq!(transition(&s, &Event::Complete { fence: old }, 100), Err(Refusal::Superseded));
         let new = Fence { claim_seq: s.claim_seq, ..old };

@@ -22,7 +22,10 @@ pub async fn revoke_enqueue_is_task_revoked(h: &dyn Harness) {
 pub async fn revoke_batch_with_revoked_task_rejected_whole(h: &dyn Harness) {
     let s = open(h, "default").await;
     s.revoke_task("bad").await.unwrap();
-    assert_kind(enqueue(&*s, vec![job("good", ""), job("bad", "")], None, now()).await, ErrorKind::TaskRevoked);
+    assert_kind(
+        enqueue(&*s, vec![job("good", ""), job("bad", "")], None, now()).await,
+        ErrorKind::TaskRevoked,
+    );
     assert!(listed_ids(&*s).await.is_empty());
 }
 

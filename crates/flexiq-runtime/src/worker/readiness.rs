@@ -48,9 +48,8 @@ pub(crate) fn mark_stopped(tx: &ReadySender) {
 
 /// Waits until the worker is ready; `Closed` naming the worker when it stopped first.
 pub(crate) async fn wait_ready(mut rx: watch::Receiver<Readiness>, worker_id: &str) -> Result<()> {
-    let stopped = || {
-        Error::Core(flexiq_core::Error::Closed(format!("worker {worker_id} stopped before it was ready")))
-    };
+    let stopped =
+        || Error::Core(flexiq_core::Error::Closed(format!("worker {worker_id} stopped before it was ready")));
     loop {
         match *rx.borrow_and_update() {
             Readiness::Ready => return Ok(()),

@@ -10,9 +10,15 @@ use crate::common::{open, TestQueue};
 pub(crate) enum Backend {
     Sqlite(TestQueue),
     #[cfg(feature = "postgres")]
-    Postgres { queue: Queue, schema: String },
+    Postgres {
+        queue: Queue,
+        schema: String,
+    },
     #[cfg(feature = "redis")]
-    Redis { queue: Queue, prefix: String },
+    Redis {
+        queue: Queue,
+        prefix: String,
+    },
 }
 
 impl Backend {
