@@ -34,4 +34,21 @@ def test_bad_keys_and_reserved_prefixes(queue: Queue) -> None:
         queue.set_setting("k" * 2000, "x")
     with pytest.raises(TypeError):
         queue.set_setting("k", 5)  # type: ignore[arg-type]
-    assert "retention:" in flexiq.reserved_setting_prefixes()
+
+
+#: The prefixes the spec says belong to the runtime.
+SPEC_RESERVED = ["auth:", "contract:", "middleware:disabled:", "quota:", "retention:", "webhook:", "webhooks:", "flexiq.webhooks"]
+
+
+def test_reserved_prefixes_are_the_specs_and_are_not_filtered(queue: Queue) -> None:
+    prefixes = flexiq.reserved_setting_prefixes()
+    assert sorted(prefixes) == sorted(SPEC_RESERVED) and len(prefixes) == len(set(prefixes))
+    # The settings methods do no filtering: every reserved key can be written and read back.
+    for p in SPEC_RESERVED:
+        key = f"{p}pytest-probe"
+        queue.set_setting(key, p)
+        assert queue.get_setting(key) == p
+        assert queue.list_settings()[key] == p
+        assert queue.set_setting_if(key, p, "2") is True
+        assert queue.delete_setting(key) is True
+        assert queue.get_setting(key) is None

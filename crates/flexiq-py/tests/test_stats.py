@@ -20,10 +20,24 @@ def test_stats_shapes(queue: Queue) -> None:
     assert (s["pending"], s["cancelled"]) == (2, 1)
     by = queue.stats_by_queue()
     assert by["a"]["pending"] == 2 and by["b"]["cancelled"] == 1
-    queue.set_queue_concurrency("empty", 1)
     every = queue.stats_all_queues()
     assert {"a", "b"} <= set(every)
+    assert every["a"] == by["a"] and every["b"] == by["b"]
     assert queue.stats_for_queue("a")["pending"] == 2
+
+
+def test_stats_all_queues_shows_configured_queues_without_jobs(queue: Queue) -> None:
+    queue.set_queue_concurrency("only-cap", 1)
+    queue.set_queue_rate_limit("only-limit", "3/s")
+    queue.pause("only-paused")
+    queue.enqueue("t", queue="busy")
+    every = queue.stats_all_queues()
+    for name in ("only-cap", "only-limit", "only-paused"):
+        assert name in every, f"configured empty queue {name} missing from {sorted(every)}"
+        assert SPEC_KEYS <= set(every[name]) and all(n == 0 for n in every[name].values()), every[name]
+    assert every["busy"]["pending"] == 1
+    # stats_by_queue lists only queues holding jobs
+    assert set(queue.stats_by_queue()) == {"busy"}
 
 
 def test_metrics_aggregate_executions(queue: Queue) -> None:
