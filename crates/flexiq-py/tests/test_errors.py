@@ -14,6 +14,7 @@ def test_hierarchy_and_codes() -> None:
         ex.InvalidArgument: ("INVALID_ARGUMENT", ValueError),
         ex.FlexiqTimeout: ("TIMEOUT", TimeoutError),
         ex.QueueFull: ("QUEUE_FULL", Exception),
+        ex.TaskRevoked: ("TASK_REVOKED", Exception),
         ex.ContractTooOld: ("CONTRACT_TOO_OLD", Exception),
         ex.Superseded: ("SUPERSEDED", Exception),
         ex.Conflict: ("CONFLICT", Exception),
@@ -28,6 +29,8 @@ def test_hierarchy_and_codes() -> None:
         assert cls.code == code
         assert getattr(flexiq, cls.__name__) is cls
     assert ex.error_for_code("QUEUE_FULL") is ex.QueueFull
+    assert ex.error_for_code("TASK_REVOKED") is ex.TaskRevoked
+    assert not issubclass(ex.TaskRevoked, ex.Conflict)
     assert ex.error_for_code("???") is ex.FlexiqError
 
 
@@ -37,6 +40,8 @@ def test_messages_are_not_quoted_like_keys() -> None:
     f = ex.JobFailed("job x dead: boom", job_id="x", status="dead", error="boom")
     assert (f.status, f.error) == ("dead", "boom")
     assert ex.BackendError("down", retryable=True).retryable is True
+    r = ex.TaskRevoked("task mail.send is revoked", task="mail.send")
+    assert (r.task, r.code, str(r)) == ("mail.send", "TASK_REVOKED", "task mail.send is revoked")
 
 
 def test_unreachable_servers_raise_backend_errors() -> None:

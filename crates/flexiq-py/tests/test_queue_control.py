@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import uuid
 
 import pytest
 
@@ -132,6 +133,9 @@ def test_job_logs_read_back_what_a_handler_logged(queue: Queue) -> None:
     assert all(entry["job_id"] == r.id and entry["logged_at"] > 1_600_000_000_000 for entry in logs)
     with pytest.raises(InvalidArgument):
         queue.job_logs("not-a-uuid")
+    assert queue.job_logs(str(uuid.uuid4())) == []  # an unknown job has no log lines
+    with pytest.raises(TypeError):
+        queue.job_logs(None)  # type: ignore[arg-type]
 
 
 def test_group_key_from_the_task_and_per_call(queue: Queue) -> None:
