@@ -8,7 +8,10 @@
 //! [`flexiq_core::transition`]. Per (namespace, queue, status) counters are kept in the same
 //! transactions, so stats and `count_pending` never scan jobs. Waiting claimers wake on an
 //! in-process signal, on another process's commit (seen through `PRAGMA data_version`), or when
-//! the next delayed job comes due. Several processes may share one file.
+//! the next delayed job comes due. Several processes may share one file. Every claim stamps a
+//! fence of (attempt, start, claim sequence); the claim sequence is never given back, so each
+//! claim's fence is unique. Closing the last handle checkpoints the WAL into the database file
+//! and truncates it, so the `.db` file alone then holds every job.
 //!
 //! ```no_run
 //! use flexiq_store_sqlite::{SqliteOptions, SqliteStore};

@@ -101,7 +101,9 @@ impl Drop for Handle {
 ///
 /// Cheap to clone (clones share the handle). All handles on a file opened through
 /// [`SqliteStore::open`] and [`SqliteStore::with_namespace`] share one writer thread, one
-/// reader pool and one wake-up watcher.
+/// reader pool and one wake-up watcher. When the last of them is closed (or its last clone
+/// dropped, which then blocks until done), the threads end, the connections close and the WAL
+/// is checkpointed into the database file and truncated.
 #[derive(Clone)]
 pub struct SqliteStore {
     h: Arc<Handle>,

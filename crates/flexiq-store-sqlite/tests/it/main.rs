@@ -1,5 +1,6 @@
 //! Integration tests of the SQLite store: two processes on one file, durability, migrations
-//! and the query plans of the hot and listing queries.
+//! (an old file upgraded), the self-contained file a close leaves, and the query plans of the
+//! hot and listing queries.
 
 mod close;
 mod migrate;
