@@ -2,8 +2,10 @@
 //!
 //! Parsing is separate from connecting so every form is checked without a server:
 //! `sqlite:///abs/path.db`, `sqlite://relative.db`, a bare file path, `postgres://` /
-//! `postgresql://` with an optional `?schema=name`, and `redis://` / `rediss://` with an
-//! optional `?prefix=name`. In-memory SQLite is refused: a worker process could never see it.
+//! `postgresql://` with an optional `?schema=name`, and `redis://` / `rediss://` (one server) or
+//! `redis-cluster://` / `rediss-cluster://` (a Redis Cluster, seed nodes as `?node=host:port`)
+//! with an optional `?prefix=name`. In-memory SQLite is refused: a worker process could never
+//! see it.
 
 use std::path::PathBuf;
 
@@ -53,7 +55,7 @@ impl StoreUrl {
                 return Ok(StoreUrl::Postgres { url: base, schema });
             }
         }
-        for scheme in ["redis", "rediss"] {
+        for scheme in ["redis", "rediss", "redis-cluster", "rediss-cluster"] {
             if lower.starts_with(&format!("{scheme}://")) {
                 let (base, prefix) = take_param(url, "prefix")?;
                 return Ok(StoreUrl::Redis { url: base, prefix });
@@ -61,7 +63,7 @@ impl StoreUrl {
         }
         if let Some((scheme, _)) = url.split_once("://") {
             return Err(Error::invalid(format!(
-                "unknown store url scheme {scheme:?} in {url:?} (expected sqlite, postgres, postgresql, redis or rediss)"
+                "unknown store url scheme {scheme:?} in {url:?} (expected sqlite, postgres, postgresql, redis, rediss, redis-cluster or rediss-cluster)"
             )));
         }
         sqlite(url, url)
@@ -175,6 +177,14 @@ mod tests {
             StoreUrl::Redis { url: "rediss://h:6379/0".into(), prefix: Some("app".into()) }
         );
         assert_eq!(StoreUrl::parse("redis://h").unwrap().backend(), "redis");
+        assert_eq!(
+            StoreUrl::parse("redis-cluster://a:7000?node=b:7000&prefix=app&node=c:7000").unwrap(),
+            StoreUrl::Redis {
+                url: "redis-cluster://a:7000?node=b:7000&node=c:7000".into(),
+                prefix: Some("app".into())
+            }
+        );
+        assert_eq!(StoreUrl::parse("rediss-cluster://a:7000").unwrap().backend(), "redis");
         assert!(StoreUrl::parse("redis://h?prefix=").is_err());
         assert!(StoreUrl::parse("postgres://h/db?schema").is_err());
     }
