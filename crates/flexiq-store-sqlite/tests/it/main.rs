@@ -3,6 +3,7 @@
 //! hot and listing queries.
 
 mod close;
+mod fences;
 mod migrate;
 mod open;
 mod plans;
