@@ -92,5 +92,6 @@ async fn terminated_backends_surface_as_retryable_and_lose_no_job() {
     assert!(kills > 0, "no backend was terminated");
     assert!(retries.load(Ordering::Relaxed) > 0, "no retryable error surfaced");
     assert_eq!((completed, total, successes, duplicated), (1_000, 1_000, 1_000, 0));
+    crate::counts::check(&schema, "backends were terminated mid-transaction").await;
     drop_schema(&schema).await;
 }

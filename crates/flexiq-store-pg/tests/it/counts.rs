@@ -41,7 +41,8 @@ async fn both(schema: &str) -> (Counts, Counts) {
     (fresh, kept)
 }
 
-async fn check(schema: &str, step: &str) {
+/// Fails unless the counter rows of `schema` sum to a fresh count of its jobs.
+pub(crate) async fn check(schema: &str, step: &str) {
     let (fresh, kept) = both(schema).await;
     assert_eq!(kept, fresh, "counts after {step}");
 }

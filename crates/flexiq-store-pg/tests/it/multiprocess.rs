@@ -69,5 +69,6 @@ async fn three_processes_drain_ten_thousand_jobs_without_duplicates() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(per_child.iter().sum::<usize>(), 10_000, "acks per process: {per_child:?}");
     assert_eq!(tally(&schema).await, (10_000, 10_000, 10_000, 0));
+    crate::counts::check(&schema, "three processes drained the queue").await;
     drop_schema(&schema).await;
 }

@@ -36,7 +36,7 @@ pub(crate) async fn schema_at(schema: &str, version: u32) {
 }
 
 #[tokio::test]
-async fn claim_seq_migration_keeps_running_and_archived_jobs() {
+async fn upgrading_from_version_3_keeps_running_and_archived_jobs() {
     let schema = fresh_schema("up4");
     schema_at(&schema, 3).await;
     let a = admin().await;
@@ -59,11 +59,14 @@ async fn claim_seq_migration_keeps_running_and_archived_jobs() {
     let id = JobId::from_trusted(running.hyphenated().to_string());
     let j = s.get(&id).await.unwrap().expect("the running job survives the upgrade");
     assert_eq!((j.status, j.attempt, j.claim_seq), (JobStatus::Running, 2, 2), "claim_seq starts at attempt");
+    assert_eq!(s.stats(None).await.unwrap().running, 1, "migration 5 counted the job already there");
     let fence = j.fence().expect("a running job has a fence");
     assert_eq!((fence.attempt, fence.started_at, fence.claim_seq), (2, started, 2));
     let done = Ack { job_id: id.clone(), fence, kind: AckKind::Complete { result: None } };
     assert_eq!(s.ack(vec![done], now_ms()).await.unwrap(), vec![AckOutcome::Acknowledged]);
     assert_eq!(s.get(&id).await.unwrap().unwrap().status, JobStatus::Completed);
+    let st = s.stats(None).await.unwrap();
+    assert_eq!((st.running, st.completed), (0, 1), "the ack moved the count");
     let old = s.list_archived(10, 0).await.unwrap();
     assert_eq!(old.len(), 1);
     assert_eq!((old[0].attempt, old[0].claim_seq), (3, 3));
