@@ -2,7 +2,8 @@
 //!
 //! Every command builds its answer as data first and then hands it to [`Output`], so the
 //! table and the JSON always say the same thing. Tables use comfy-table; timestamps (Unix ms)
-//! are shown as UTC date-times in tables and kept as numbers in JSON.
+//! are shown as UTC date-times that name their zone in tables (formatted by jiff) and kept as
+//! numbers in JSON.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
@@ -49,14 +50,15 @@ where
     t
 }
 
-/// A Unix ms timestamp as `YYYY-MM-DD HH:MM:SS.mmm` UTC.
+/// A Unix ms timestamp as `YYYY-MM-DD HH:MM:SS.mmm UTC`, the zone always spelled out.
+///
+/// A value outside the calendar jiff can represent (years -9999 to 9999) is shown as the raw
+/// number with the reason, never a panic: the store hands back whatever was written.
 pub fn time(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1_000);
-    let ms = unix_ms.rem_euclid(1_000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03}", rem / 3_600, rem % 3_600 / 60, rem % 60)
+    match jiff::Timestamp::from_millisecond(unix_ms) {
+        Ok(ts) => ts.strftime("%Y-%m-%d %H:%M:%S%.3f UTC").to_string(),
+        Err(_) => format!("{unix_ms} ms since 1970 UTC (out of the calendar's range)"),
+    }
 }
 
 /// An optional Unix ms timestamp, `-` when absent.
@@ -85,31 +87,32 @@ pub fn ms(value: f64) -> String {
     format!("{value:.1}")
 }
 
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn formats_utc_times() {
-        assert_eq!(time(0), "1970-01-01 00:00:00.000");
-        assert_eq!(time(1_700_000_000_123), "2023-11-14 22:13:20.123");
-        assert_eq!(time(951_782_400_000), "2000-02-29 00:00:00.000");
+    fn formats_times_with_their_zone() {
+        assert_eq!(time(0), "1970-01-01 00:00:00.000 UTC");
+        assert_eq!(time(1_700_000_000_123), "2023-11-14 22:13:20.123 UTC");
+        // A leap day, and the last millisecond before one in a century year that is not a leap year.
+        assert_eq!(time(951_782_400_000), "2000-02-29 00:00:00.000 UTC");
+        assert_eq!(time(4_107_542_399_999), "2100-02-28 23:59:59.999 UTC");
+        // Before the epoch: negative ms count back, the fraction stays positive.
+        assert_eq!(time(-1), "1969-12-31 23:59:59.999 UTC");
+        // Far future: near the end of the range jiff keeps (every offset applied stays in year 9999).
+        assert_eq!(time(253_402_128_000_000), "9999-12-30 00:00:00.000 UTC");
+        assert_eq!(opt_time(Some(86_400_000)), "1970-01-02 00:00:00.000 UTC");
         assert_eq!(opt_time(None), "-");
+    }
+
+    #[test]
+    fn out_of_range_times_format_without_panicking() {
+        for ms in [i64::MIN, i64::MAX, 253_402_300_800_000, -377_705_116_800_001] {
+            let shown = time(ms);
+            assert!(shown.starts_with(&ms.to_string()), "{shown}");
+            assert!(shown.contains("UTC") && shown.contains("out of the calendar's range"), "{shown}");
+        }
     }
 
     #[test]
