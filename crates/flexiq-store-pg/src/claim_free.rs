@@ -2,13 +2,14 @@
 //!
 //! Most claims touch only unlimited queues, and for them the locked path's second flight
 //! (decide in Rust, then write) buys nothing: a claim's outcome depends only on the job's
-//! attempt counter and the clock. So the state machine is asked once per claim for what a
-//! claim writes (status, attempt step, `started_at`), and one autocommitted statement locks
-//! the candidates with `SKIP LOCKED`, writes that change and returns the claimed rows; it
-//! relaxes its own commit as `begin_relaxed` does for the locked path
-//! (`set_config('synchronous_commit', 'off', true)` lasts until its implicit transaction
-//! ends). Each returned row carries the status and attempt it had before, and
-//! is checked against `transition(Event::Claim)`; a mismatch is reported as a backend error naming the job.
+//! attempt counter, its claim sequence and the clock. So the state machine is asked once per
+//! claim for what a claim writes (status, attempt step, `started_at`), and one autocommitted
+//! statement locks the candidates with `SKIP LOCKED`, writes that change plus
+//! `claim_seq + 1` and returns the claimed rows; it relaxes its own commit as `begin_relaxed`
+//! does for the locked path (`set_config('synchronous_commit', 'off', true)` lasts until its
+//! implicit transaction ends). Each returned row carries the status, attempt and claim
+//! sequence it had before, and is checked against `transition(Event::Claim)`; a mismatch is
+//! reported as a backend error naming the job.
 //!
 //! The statement claims nothing when any eligible queue has limits (their caps must be
 //! computed under the queue's row lock, see `claim.rs`); it says so, and the caller takes the

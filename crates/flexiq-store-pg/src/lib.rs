@@ -7,7 +7,8 @@
 //! statements over per-status partial indexes; acks are fenced and applied in batches; rate
 //! limits and concurrency caps are enforced under the queue's state row lock so they hold
 //! across processes; wake-ups use LISTEN/NOTIFY on a dedicated connection with a poll as a
-//! safety net. Every status change is decided by [`flexiq_core::transition()`].
+//! safety net; job counts per queue and status are kept by triggers, so stats cost
+//! O(queues). Every status change is decided by [`flexiq_core::transition()`].
 
 mod ack;
 mod apply;
