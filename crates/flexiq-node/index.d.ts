@@ -18,7 +18,6 @@ import type {
   Metric,
   MetricBucket,
   MigrationSummary,
-  QueueControls,
   QueueOptions,
   ReplayEntry,
   RetentionOptions,
@@ -42,7 +41,6 @@ export type {
   Metric,
   MetricBucket,
   MigrationSummary,
-  QueueControls,
   QueueOptions,
   ReplayEntry,
   RetentionCounts,
@@ -58,6 +56,16 @@ export type {
 
 /** A job's status. */
 export type JobStatus = Job['status'];
+
+/** A queue's persisted controls (`queueConfig`). */
+export interface QueueControls {
+  /** Whether the queue is paused. */
+  paused: boolean;
+  /** Its rate limit, `"N/s"`, `"N/m"` or `"N/h"`; `null` when unlimited. */
+  rateLimit: string | null;
+  /** Most of its jobs running at once across all workers; `null` when uncapped. */
+  concurrency: number | null;
+}
 
 /** One keyset page: pass `nextCursor` back as `after`; `null` means that was the last page. */
 export interface Page<T> {

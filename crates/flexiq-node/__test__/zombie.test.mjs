@@ -50,9 +50,7 @@ for (const backend of BACKENDS) {
       const rescuer = second.worker({ queues: ['default'], maintenance: false });
       const rescuerRun = rescuer.run();
       assert.deepEqual(await second.result(id, WAIT), { by: 'second' });
-      const done = second.getJob(id);
-      assert.equal(done.workerId, rescuer.id);
-      assert.equal(done.claimSeq, 2);
+      assert.equal(second.getJob(id).claimSeq, 2);
 
       // The first worker's heartbeat is refused: its handler's signal aborts with LEASE_LOST.
       await until(() => lost, 15_000, 'the first handler told its lease was lost');
@@ -75,7 +73,6 @@ for (const backend of BACKENDS) {
       const after = first.getJob(id);
       assert.equal(after.status, 'completed');
       assert.deepEqual(after.result, { by: 'second' });
-      assert.equal(after.workerId, rescuer.id);
       assert.deepEqual(first.getResult(id), { by: 'second' });
       assert.equal((await first.stats()).completed, 1);
     });

@@ -340,7 +340,8 @@ class Queue {
   }
 
   queueConfig(queue) {
-    return callSync(() => this.#native.queueConfig(queue));
+    const c = callSync(() => this.#native.queueConfig(queue));
+    return { paused: c.paused, rateLimit: c.rateLimit ?? null, concurrency: c.concurrency ?? null };
   }
 
   purge(queue) {

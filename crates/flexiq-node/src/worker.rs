@@ -277,12 +277,20 @@ impl NativeWorker {
         let dispatch = Arc::new(dispatch);
         let abort = Arc::new(abort);
         let tokens = Arc::new(AtomicU32::new(1));
-        let mut worker = Worker::new(q, config).napi()?;
-        for (name, opts) in &tasks {
-            worker
-                .register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone()))
-                .napi()?;
-        }
+        let built = Worker::new(q, config).and_then(|mut worker| {
+            for (name, opts) in &tasks {
+                worker.register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone()))?;
+            }
+            Ok(worker)
+        });
+        let worker = match built {
+            Ok(w) => w,
+            Err(e) => {
+                let e = to_napi(e);
+                self.set_ready(Err(e.reason.clone()));
+                return Err(e);
+            }
+        };
         let handle = worker.start();
         let stop = handle.shutdown_token();
         let close = self.shutdown.clone();
