@@ -2,8 +2,8 @@
 
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task`, enqueues, awaits and inspects jobs, and runs workers. Every
-blocking call releases the GIL while the engine works, and has an ``a``-prefixed async twin
-(see :mod:`flexiq._aio`). Payloads and results go through the queue's serializer (JSON
+blocking call releases the GIL while the engine works, and has an ``a``-prefixed async twin,
+made from it by :func:`flexiq._aio.async_twins`. Payloads and results go through the queue's serializer (JSON
 unless told otherwise).
 """
 
@@ -15,7 +15,7 @@ import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union, overload
 
 from . import _flexiq
-from ._aio import AsyncMixin
+from ._aio import AsyncMixin, async_twins
 from ._batch import batch_items
 from ._ops import OpsMixin, _retention_dict
 from .exceptions import InvalidArgument
@@ -62,6 +62,7 @@ def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
     raise InvalidArgument(f"metadata must be a dict or JSON text, not {type(metadata).__name__}")
 
 
+@async_twins(not_io=("task", "worker", "run_worker"))
 class Queue(OpsMixin, AsyncMixin):
     """A durable job queue on SQLite (``db_path=``), PostgreSQL or Redis (``url=``).
 
