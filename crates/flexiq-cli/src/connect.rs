@@ -5,7 +5,7 @@
 //! being created empty, so a mistyped path never reports an empty, healthy-looking queue;
 //! only `flexiq migrate` creates one.
 
-use flexiq_runtime::{connect, ConnectOptions, Queue, StoreUrl};
+use flexiq::{connect, ConnectOptions, Queue, StoreUrl};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CliError, CliResult};

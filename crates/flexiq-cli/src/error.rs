@@ -4,7 +4,7 @@
 //! [`ErrorKind`] lands on one documented code (see `docs/cli.md`), and usage mistakes caught
 //! by the argument parser share the code of an invalid argument.
 
-use flexiq_core::ErrorKind;
+use flexiq::ErrorKind;
 
 /// Exit code of a command that succeeded.
 pub const EXIT_OK: i32 = 0;
@@ -69,14 +69,14 @@ pub fn exit_code_for(kind: ErrorKind) -> i32 {
     }
 }
 
-impl From<flexiq_core::Error> for CliError {
-    fn from(e: flexiq_core::Error) -> Self {
+impl From<flexiq::core::Error> for CliError {
+    fn from(e: flexiq::core::Error) -> Self {
         CliError { code: exit_code_for(e.kind()), message: e.to_string() }
     }
 }
 
-impl From<flexiq_runtime::Error> for CliError {
-    fn from(e: flexiq_runtime::Error) -> Self {
+impl From<flexiq::Error> for CliError {
+    fn from(e: flexiq::Error) -> Self {
         let code = e.kind().map_or(EXIT_OTHER, exit_code_for);
         CliError { code, message: e.to_string() }
     }
@@ -97,18 +97,18 @@ mod tests {
 
     #[test]
     fn engine_kinds_map_to_distinct_codes() {
-        let code = |e: flexiq_core::Error| CliError::from(e).code;
-        assert_eq!(code(flexiq_core::Error::invalid("x")), EXIT_INVALID);
-        assert_eq!(code(flexiq_core::Error::JobNotFound(flexiq_core::JobId::new())), EXIT_NOT_FOUND);
-        assert_eq!(code(flexiq_core::Error::Conflict("x".into())), EXIT_CONFLICT);
-        assert_eq!(code(flexiq_core::Error::Unsupported("x".into())), EXIT_UNSUPPORTED);
-        assert_eq!(code(flexiq_core::Error::ContractTooOld { floor: 9, level: 1 }), EXIT_CONTRACT_TOO_OLD);
-        assert_eq!(code(flexiq_core::Error::backend("down")), EXIT_OTHER);
+        let code = |e: flexiq::core::Error| CliError::from(e).code;
+        assert_eq!(code(flexiq::core::Error::invalid("x")), EXIT_INVALID);
+        assert_eq!(code(flexiq::core::Error::JobNotFound(flexiq::JobId::new())), EXIT_NOT_FOUND);
+        assert_eq!(code(flexiq::core::Error::Conflict("x".into())), EXIT_CONFLICT);
+        assert_eq!(code(flexiq::core::Error::Unsupported("x".into())), EXIT_UNSUPPORTED);
+        assert_eq!(code(flexiq::core::Error::ContractTooOld { floor: 9, level: 1 }), EXIT_CONTRACT_TOO_OLD);
+        assert_eq!(code(flexiq::core::Error::backend("down")), EXIT_OTHER);
     }
 
     #[test]
     fn job_outcomes_are_other_failures() {
-        let e = flexiq_runtime::Error::JobCancelled { job_id: flexiq_core::JobId::new(), error: None };
+        let e = flexiq::Error::JobCancelled { job_id: flexiq::JobId::new(), error: None };
         assert_eq!(CliError::from(e).code, EXIT_OTHER);
     }
 }

@@ -53,3 +53,10 @@
 //! timestamps, durations, retention windows — is in milliseconds (timestamps Unix ms).
 
 pub use flexiq_runtime::*;
+
+/// Items of the engine's model that the runtime's signatures return but do not re-export at
+/// its top level: an error's [`ErrorKind`], what [`Queue::migrate`] reports, the retention
+/// windows inside [`EffectiveRetention`], and the contract level this build speaks. Everything
+/// else of the model (store traits and requests, option limits, setting names) is under
+/// [`core`].
+pub use flexiq_runtime::core::{ErrorKind, MigrationSummary, RetentionWindows, CONTRACT_LEVEL};

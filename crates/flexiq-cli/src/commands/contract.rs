@@ -4,8 +4,7 @@
 //! it applied (falling back to migrating on open for a store that refuses that); the floor can only be raised here, and never above this build's own level.
 
 use clap::Subcommand;
-use flexiq_core::{MigrationSummary, CONTRACT_LEVEL};
-use flexiq_runtime::Queue;
+use flexiq::{MigrationSummary, Queue, CONTRACT_LEVEL};
 use serde::Serialize;
 use serde_json::json;
 

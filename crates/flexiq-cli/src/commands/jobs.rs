@@ -5,7 +5,7 @@
 //! garbage or foreign one is an invalid argument (exit 2), never a wrong page.
 
 use clap::Subcommand;
-use flexiq_core::{JobFilter, JobStatus};
+use flexiq::{JobFilter, JobStatus};
 use serde::Serialize;
 
 use crate::cli::GlobalArgs;
@@ -93,8 +93,8 @@ fn print_page(page: &PageView) {
 #[derive(Debug, Serialize)]
 struct ShowView {
     job: JobView,
-    errors: Vec<flexiq_core::JobError>,
-    dag: flexiq_core::JobDag,
+    errors: Vec<flexiq::JobError>,
+    dag: flexiq::JobDag,
 }
 
 async fn show(g: &GlobalArgs, id: &str, out: Output) -> CliResult {

@@ -6,7 +6,7 @@
 //! tables are previewed and the others are kept forever.
 
 use clap::{Args, Subcommand};
-use flexiq_core::{Retention, RetentionTable, RetentionWindows};
+use flexiq::{Retention, RetentionTable, RetentionWindows};
 
 use crate::cli::GlobalArgs;
 use crate::connect::{open, Open};

@@ -4,7 +4,7 @@
 //! runtime reads; `set` refuses them unless `--force` says the operator means it.
 
 use clap::Subcommand;
-use flexiq_core::{is_reserved_setting, reserved_setting_prefixes};
+use flexiq::core::{is_reserved_setting, reserved_setting_prefixes};
 use serde_json::json;
 
 use crate::cli::GlobalArgs;

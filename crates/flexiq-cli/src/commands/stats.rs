@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 
 use comfy_table::Table;
-use flexiq_core::Stats;
-use flexiq_runtime::Queue;
+use flexiq::{Queue, Stats};
 use serde::Serialize;
 
 use crate::cli::GlobalArgs;

@@ -6,7 +6,7 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use flexiq_core::{DeadJob, Job, JobStatus};
+use flexiq::{DeadJob, Job, JobStatus};
 use serde::Serialize;
 
 /// Bytes as text when they are UTF-8, else as base64.

@@ -7,8 +7,7 @@
 
 use std::time::Duration;
 
-use flexiq_core::JobStatus;
-use flexiq_runtime::{HandlerError, HandlerResult, JobContext, Worker};
+use flexiq::{HandlerError, HandlerResult, JobContext, JobStatus, Worker};
 
 use crate::demo::workload::{Behaviour, DemoPayload, CHAIN_TASKS, POISON_TASK};
 
@@ -24,7 +23,7 @@ pub const TASKS: [&str; 7] = [
 ];
 
 /// Registers the demo handler for every demo task.
-pub fn register_all(worker: &mut Worker) -> flexiq_runtime::Result<()> {
+pub fn register_all(worker: &mut Worker) -> flexiq::Result<()> {
     for task in TASKS {
         worker.register(task, handle)?;
     }

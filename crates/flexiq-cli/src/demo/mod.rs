@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use flexiq_core::JobId;
-use flexiq_runtime::{connect, ConnectOptions, Queue, Worker, WorkerConfig, MAX_CONCURRENCY};
+use flexiq::{connect, ConnectOptions, JobId, Queue, Worker, WorkerConfig, MAX_CONCURRENCY};
 
 use crate::cli::GlobalArgs;
 use crate::connect::namespace;
@@ -116,7 +115,7 @@ fn target(g: &GlobalArgs, args: &DemoArgs) -> CliResult<Target> {
         (None, db) => {
             let path = db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
             recreate(&path)?;
-            let ns = namespace(g).unwrap_or_else(|| flexiq_core::options::DEFAULT_NAMESPACE.to_string());
+            let ns = namespace(g).unwrap_or_else(|| flexiq::core::options::DEFAULT_NAMESPACE.to_string());
             Ok(Target {
                 url: format!("sqlite://{}", path.display()),
                 label: path.display().to_string(),

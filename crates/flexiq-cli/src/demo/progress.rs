@@ -6,8 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use flexiq_core::Stats;
-use flexiq_runtime::Queue;
+use flexiq::{Queue, Stats};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::{CliError, CliResult};

@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use flexiq_core::{Job, JobFilter, JobId, TaskAggregate};
-use flexiq_runtime::{Queue, WorkerCounters};
+use flexiq::{Job, JobFilter, JobId, Queue, TaskAggregate, WorkerCounters};
 use serde::Serialize;
 
 use crate::commands::dlq::dead_table;
@@ -121,7 +120,7 @@ async fn chains_in_order(q: &Queue, chains: &[[JobId; 3]]) -> CliResult<u64> {
         }
         let in_order = links
             .iter()
-            .all(|j| j.as_ref().is_some_and(|j| j.status == flexiq_core::JobStatus::Completed))
+            .all(|j| j.as_ref().is_some_and(|j| j.status == flexiq::JobStatus::Completed))
             && links.windows(2).all(|w| match (&w[0], &w[1]) {
                 (Some(a), Some(b)) => matches!((a.finished_at, b.started_at), (Some(f), Some(s)) if s >= f),
                 _ => false,

@@ -5,8 +5,7 @@
 //! (`ok`, `flaky`: fails its first attempt, `poison`: always fails) and how long it works
 //! (0 to 3 ms), so the handlers need no shared state.
 
-use flexiq_core::{Backoff, EnqueueOptions};
-use flexiq_runtime::EnqueueItem;
+use flexiq::{Backoff, EnqueueItem, EnqueueOptions};
 use serde::{Deserialize, Serialize};
 
 /// Fewest jobs a demo runs: enough for one chain, one poison job and some of each kind.

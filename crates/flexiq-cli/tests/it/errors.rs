@@ -44,7 +44,7 @@ fn missing_sqlite_file_is_not_found_and_not_created() {
 #[tokio::test]
 async fn bad_input_on_a_real_store_gets_typed_exit_codes() {
     let s = seeded().await;
-    let unknown = flexiq_core::JobId::new().to_string();
+    let unknown = flexiq::JobId::new().to_string();
     s.run(&["jobs", "show", &unknown]).fails(3, &unknown);
     s.run(&["jobs", "show", "not-a-uuid"]).fails(2, "not-a-uuid");
     s.run(&["jobs", "list", "--after", "garbage"]).fails(2, "cursor");

@@ -3,9 +3,8 @@
 use std::process::Command;
 use std::time::Duration;
 
-use flexiq_core::store::ClaimRequest;
-use flexiq_core::{Backoff, EnqueueOptions};
-use flexiq_runtime::{connect, ConnectOptions, HandlerError, Queue, Worker, WorkerConfig};
+use flexiq::core::store::ClaimRequest;
+use flexiq::{connect, Backoff, ConnectOptions, EnqueueOptions, HandlerError, Queue, Worker, WorkerConfig};
 use tempfile::TempDir;
 
 /// What one run of the binary did.

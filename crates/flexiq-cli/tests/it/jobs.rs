@@ -80,18 +80,15 @@ async fn dlq_list_retry_delete_and_purge() {
     // Make three more dead letters to delete and purge.
     let q = s.queue().await;
     for _ in 0..3 {
-        let opts = flexiq_core::EnqueueOptions {
-            queue: Some("dl".into()),
-            max_retries: Some(0),
-            ..Default::default()
-        };
+        let opts =
+            flexiq::EnqueueOptions { queue: Some("dl".into()), max_retries: Some(0), ..Default::default() };
         q.enqueue("dl.fail", b"x".to_vec(), opts).await.unwrap();
         let id = crate::fixture::claim_one(&q, "dl").await;
         let job = q.get_job(&id).await.unwrap().unwrap();
-        let ack = flexiq_core::store::Ack {
+        let ack = flexiq::core::store::Ack {
             job_id: job.id.clone(),
             fence: job.fence().unwrap(),
-            kind: flexiq_core::store::AckKind::Fail { error: "nope".into(), retryable: true },
+            kind: flexiq::core::store::AckKind::Fail { error: "nope".into(), retryable: true },
         };
         q.store().ack(vec![ack], q.now_ms()).await.unwrap();
     }

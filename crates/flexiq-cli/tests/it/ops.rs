@@ -71,7 +71,7 @@ async fn task_revoke_refuses_new_enqueues_and_unrevoke_lifts_it() {
     assert_eq!(err.code(), "TASK_REVOKED", "{err}");
     assert_eq!(
         q.get_job(before.as_str()).await.unwrap().unwrap().status,
-        flexiq_core::JobStatus::Pending,
+        flexiq::JobStatus::Pending,
         "the job enqueued before the revocation is untouched"
     );
     let v = s.run(&["task", "unrevoke", "report.build", "--json"]).ok().json();
@@ -86,13 +86,13 @@ async fn task_revoke_refuses_new_enqueues_and_unrevoke_lifts_it() {
 async fn requeue_puts_a_stuck_running_job_back() {
     let s = seeded().await;
     let q = s.queue().await;
-    let opts = flexiq_core::EnqueueOptions { queue: Some("stuck".into()), ..Default::default() };
+    let opts = flexiq::EnqueueOptions { queue: Some("stuck".into()), ..Default::default() };
     q.enqueue("stuck.job", b"{}".to_vec(), opts).await.unwrap();
     let id = claim_one(&q, "stuck").await;
-    assert_eq!(q.get_job(&id).await.unwrap().unwrap().status, flexiq_core::JobStatus::Running);
+    assert_eq!(q.get_job(&id).await.unwrap().unwrap().status, flexiq::JobStatus::Running);
     let v = s.run(&["requeue", &id, "--json"]).ok().json();
     assert_eq!(v["requeued"], true);
-    assert_eq!(q.get_job(&id).await.unwrap().unwrap().status, flexiq_core::JobStatus::Pending);
+    assert_eq!(q.get_job(&id).await.unwrap().unwrap().status, flexiq::JobStatus::Pending);
     s.run(&["requeue", &id]).fails(4, "is pending, not running");
     q.close().await.unwrap();
 }
@@ -120,13 +120,13 @@ fn contract_show_and_raise() {
     let db = db.to_str().unwrap();
     flexiq(&["migrate", "--url", db]).ok();
     let v = flexiq(&["contract", "show", "--json", "--url", db]).ok().json();
-    assert_eq!(v["build_level"], flexiq_core::CONTRACT_LEVEL);
+    assert_eq!(v["build_level"], flexiq::CONTRACT_LEVEL);
     let floor = v["floor"].as_u64().unwrap();
     assert!(flexiq(&["contract", "show", "--url", db]).ok().stdout.contains("contract floor"));
-    let level = flexiq_core::CONTRACT_LEVEL.to_string();
+    let level = flexiq::CONTRACT_LEVEL.to_string();
     let raised = flexiq(&["contract", "raise", &level, "--json", "--url", db]).ok().json();
-    assert_eq!(raised["floor"], flexiq_core::CONTRACT_LEVEL);
-    assert!(floor <= u64::from(flexiq_core::CONTRACT_LEVEL));
+    assert_eq!(raised["floor"], flexiq::CONTRACT_LEVEL);
+    assert!(floor <= u64::from(flexiq::CONTRACT_LEVEL));
 }
 
 #[tokio::test]

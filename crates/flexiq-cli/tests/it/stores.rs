@@ -34,7 +34,7 @@ fn storage_above_this_build_exits_6() {
     let db = db.to_str().unwrap();
     flexiq(&["migrate", "--url", db]).ok();
     let conn = rusqlite::Connection::open(db).unwrap();
-    let floor = flexiq_core::CONTRACT_LEVEL + 1;
+    let floor = flexiq::CONTRACT_LEVEL + 1;
     conn.execute("UPDATE schema_meta SET contract_floor = ?1", [floor]).unwrap();
     drop(conn);
     flexiq(&["stats", "--url", db]).fails(6, &format!("contract level {floor}"));
