@@ -52,8 +52,9 @@ where
 
 /// A Unix ms timestamp as `YYYY-MM-DD HH:MM:SS.mmm UTC`, the zone always spelled out.
 ///
-/// A value outside the calendar jiff can represent (years -9999 to 9999) is shown as the raw
-/// number with the reason, never a panic: the store hands back whatever was written.
+/// A value outside the calendar jiff can represent (about the years -9999 to 9999) is shown
+/// as the raw number with the reason, never a panic: the store hands back whatever was
+/// written.
 pub fn time(unix_ms: i64) -> String {
     match jiff::Timestamp::from_millisecond(unix_ms) {
         Ok(ts) => ts.strftime("%Y-%m-%d %H:%M:%S%.3f UTC").to_string(),
