@@ -10,6 +10,7 @@ mod context;
 mod convert;
 mod errors;
 mod handler_threads;
+mod options;
 mod queue;
 mod queue_admin;
 mod queue_jobs;

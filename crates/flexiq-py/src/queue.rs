@@ -6,14 +6,13 @@
 //! validates them (limits, offsets, durations as `i64`, so a negative number is an
 //! `InvalidArgument` rather than an `OverflowError`); nothing here decides job semantics.
 
-use flexiq_core::{
-    Backoff, EnqueueOptions, Error as CoreError, ErrorKind, NewJob, Retention, RetentionTable,
-};
+use flexiq_core::{Error as CoreError, ErrorKind, NewJob, Retention, RetentionTable};
 use flexiq_runtime::{ConnectOptions, Durability, EnqueueItem, Error};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::errors::{invalid, to_py_err};
+use crate::options::enqueue_options;
 use crate::runtime::{block_on, runtime};
 
 /// A queue handle on one namespace of one store. Thread-safe; cheap to share.
@@ -50,58 +49,6 @@ pub(crate) fn retention_from(d: &Bound<'_, PyDict>) -> PyResult<Retention> {
 
 fn opt_u64(what: &str, v: Option<i64>) -> PyResult<Option<u64>> {
     v.map(|n| u64::try_from(n).map_err(|_| invalid(format!("{what} {n} must not be negative")))).transpose()
-}
-
-/// Enqueue options from the keyword arguments the Python layer passes (ms and Unix ms).
-#[allow(clippy::too_many_arguments)]
-fn options(
-    queue: Option<String>,
-    priority: Option<i64>,
-    delay_ms: Option<i64>,
-    run_at: Option<i64>,
-    max_retries: Option<i64>,
-    backoff_ms: Option<i64>,
-    backoff_max_ms: Option<i64>,
-    timeout_ms: Option<i64>,
-    unique_key: Option<String>,
-    metadata: Option<String>,
-    depends_on: Option<Vec<String>>,
-    group_key: Option<String>,
-) -> PyResult<EnqueueOptions> {
-    let priority = priority
-        .map(|p| i32::try_from(p).map_err(|_| invalid(format!("priority {p} is outside the 32-bit range"))))
-        .transpose()?;
-    let max_retries = match max_retries {
-        None => None,
-        Some(n) => Some(u32::try_from(n).map_err(|_| invalid(format!("max_retries {n} must be 0 or more")))?),
-    };
-    let backoff = match (opt_u64("retry_backoff", backoff_ms)?, opt_u64("retry_backoff max", backoff_max_ms)?)
-    {
-        (None, None) => None,
-        (base, max) => {
-            let d = Backoff::default();
-            let base_ms = base.unwrap_or(d.base_ms);
-            Some(Backoff { base_ms, max_ms: max.unwrap_or(d.max_ms.max(base_ms)) })
-        }
-    };
-    let timeout_ms = match timeout_ms {
-        Some(t) if t <= 0 => return Err(invalid(format!("timeout {t} ms must be positive"))),
-        t => opt_u64("timeout", t)?,
-    };
-    Ok(EnqueueOptions {
-        queue,
-        priority,
-        delay_ms: opt_u64("delay", delay_ms)?,
-        run_at,
-        max_retries,
-        backoff,
-        timeout_ms,
-        unique_key,
-        metadata,
-        depends_on: depends_on.unwrap_or_default(),
-        group_key,
-        ..Default::default()
-    })
 }
 
 #[pymethods]
@@ -154,43 +101,16 @@ impl NativeQueue {
     }
 
     /// Enqueues one job and returns its id (the existing job's id when `unique_key`
-    /// deduplicated it). `delay_ms` is ms from now, `run_at` Unix ms, `timeout_ms` ms.
-    #[pyo3(signature = (task, payload, *, queue=None, priority=None, delay_ms=None, run_at=None, max_retries=None,
-        backoff_ms=None, backoff_max_ms=None, timeout_ms=None, unique_key=None, metadata=None, depends_on=None,
-        group_key=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// deduplicated it). `options` is a dict in engine units (see `options`).
+    #[pyo3(signature = (task, payload, options=None))]
     fn enqueue(
         &self,
         py: Python<'_>,
         task: &str,
         payload: &[u8],
-        queue: Option<String>,
-        priority: Option<i64>,
-        delay_ms: Option<i64>,
-        run_at: Option<i64>,
-        max_retries: Option<i64>,
-        backoff_ms: Option<i64>,
-        backoff_max_ms: Option<i64>,
-        timeout_ms: Option<i64>,
-        unique_key: Option<String>,
-        metadata: Option<String>,
-        depends_on: Option<Vec<String>>,
-        group_key: Option<String>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<String> {
-        let opts = options(
-            queue,
-            priority,
-            delay_ms,
-            run_at,
-            max_retries,
-            backoff_ms,
-            backoff_max_ms,
-            timeout_ms,
-            unique_key,
-            metadata,
-            depends_on,
-            group_key,
-        )?;
+        let opts = enqueue_options(options)?;
         let q = self.inner.clone();
         let payload = payload.to_vec();
         let task = task.to_string();
@@ -198,7 +118,7 @@ impl NativeQueue {
     }
 
     /// Enqueues a batch in one transaction (all or nothing). Each item is a dict with `task`,
-    /// `payload` and any of `enqueue`'s keyword options. Returns the ids in order. A bad item
+    /// `payload` and `options` (as `enqueue` takes them). Returns the ids in order. A bad item
     /// is named by its index; nothing of the batch is written.
     fn enqueue_many(&self, py: Python<'_>, items: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
         let mut batch = Vec::with_capacity(items.len());
@@ -242,54 +162,26 @@ fn item_at(i: usize, item: &Bound<'_, PyAny>) -> PyResult<EnqueueItem> {
     item_from(d).map_err(|e| Python::attach(|py| invalid(format!("enqueue_many item {i}: {}", e.value(py)))))
 }
 
-fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => Ok(Some(v.extract().map_err(Into::into)?)),
-        _ => Ok(None),
-    }
-}
-
 fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
-    const KNOWN: [&str; 14] = [
-        "task",
-        "payload",
-        "queue",
-        "priority",
-        "delay_ms",
-        "run_at",
-        "max_retries",
-        "backoff_ms",
-        "backoff_max_ms",
-        "timeout_ms",
-        "unique_key",
-        "metadata",
-        "depends_on",
-        "group_key",
-    ];
     for k in d.keys() {
         let k: String = k.extract()?;
-        if !KNOWN.contains(&k.as_str()) {
-            return Err(invalid(format!("unknown enqueue option {k:?}")));
+        if !["task", "payload", "options"].contains(&k.as_str()) {
+            return Err(invalid(format!("unknown item key {k:?} (expected task, payload, options)")));
         }
     }
-    let task: String = get(d, "task")?.ok_or_else(|| invalid("it needs a task name"))?;
+    let task: String = match d.get_item("task")? {
+        Some(t) if !t.is_none() => t.extract().map_err(|_| invalid("the task name must be a string"))?,
+        _ => return Err(invalid("it needs a task name")),
+    };
     let payload = match d.get_item("payload")? {
         Some(p) => p.cast::<PyBytes>().map_err(|_| invalid("payload must be bytes"))?.as_bytes().to_vec(),
         None => Vec::new(),
     };
-    let options = options(
-        get(d, "queue")?,
-        get(d, "priority")?,
-        get(d, "delay_ms")?,
-        get(d, "run_at")?,
-        get(d, "max_retries")?,
-        get(d, "backoff_ms")?,
-        get(d, "backoff_max_ms")?,
-        get(d, "timeout_ms")?,
-        get(d, "unique_key")?,
-        get(d, "metadata")?,
-        get(d, "depends_on")?,
-        get(d, "group_key")?,
-    )?;
-    Ok(EnqueueItem { task, payload, options })
+    let options = match d.get_item("options")? {
+        Some(o) if !o.is_none() => {
+            Some(o.cast_into::<PyDict>().map_err(|_| invalid("options must be a dict"))?)
+        }
+        _ => None,
+    };
+    Ok(EnqueueItem { task, payload, options: enqueue_options(options.as_ref())? })
 }

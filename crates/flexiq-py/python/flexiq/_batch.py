@@ -11,30 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping
 
+from ._options import OPTION_NAMES, native_options
 from .exceptions import InvalidArgument
-from .task import Task, call_args, enqueue_options
+from .task import Task, call_args
 
 if TYPE_CHECKING:
     from .serialization import Serializer
 
-__all__ = ["OPTION_KEYS", "batch_items"]
+__all__ = ["batch_items"]
 
 #: The per-job options a batch item may carry: ``apply_async``'s keyword options.
-OPTION_KEYS = frozenset(
-    {
-        "delay",
-        "eta",
-        "priority",
-        "unique_key",
-        "metadata",
-        "depends_on",
-        "queue",
-        "max_retries",
-        "timeout",
-        "retry_backoff",
-        "group_key",
-    }
-)
+OPTION_KEYS = frozenset(OPTION_NAMES)
 
 _CALL_KEYS = frozenset({"task", "args", "kwargs"})
 
@@ -57,13 +44,11 @@ def _item(i: int, job: Any, serializer: "Serializer") -> Dict[str, Any]:
         raise InvalidArgument(f"enqueue_many item {i} needs a task name or Task, not {type(task).__name__}")
     options = {k: v for k, v in job.items() if k in OPTION_KEYS}
     try:
-        opts = task.call_options(**options) if isinstance(task, Task) else enqueue_options(**options)
+        opts = task.call_options(**options) if isinstance(task, Task) else native_options(options)
         payload = serializer.dumps_call(*call_args(job.get("args", ()), job.get("kwargs")))
     except InvalidArgument as e:
         raise InvalidArgument(f"enqueue_many item {i} (task {name}): {e}") from None
-    opts["task"] = name
-    opts["payload"] = payload
-    return opts
+    return {"task": name, "payload": payload, "options": opts}
 
 
 def batch_items(jobs: Iterable[Mapping[str, Any]], serializer: "Serializer") -> List[Dict[str, Any]]:

@@ -96,24 +96,7 @@ class NativeQueue:
     @property
     def backend(self) -> str: ...
     def close(self) -> None: ...
-    def enqueue(
-        self,
-        task: str,
-        payload: bytes,
-        *,
-        queue: Optional[str] = None,
-        priority: Optional[int] = None,
-        delay_ms: Optional[int] = None,
-        run_at: Optional[int] = None,
-        max_retries: Optional[int] = None,
-        backoff_ms: Optional[int] = None,
-        backoff_max_ms: Optional[int] = None,
-        timeout_ms: Optional[int] = None,
-        unique_key: Optional[str] = None,
-        metadata: Optional[str] = None,
-        depends_on: Optional[List[str]] = None,
-        group_key: Optional[str] = None,
-    ) -> str: ...
+    def enqueue(self, task: str, payload: bytes, options: Optional[Dict[str, Any]] = None) -> str: ...
     def enqueue_many(self, items: List[Dict[str, Any]]) -> List[str]: ...
     # jobs
     def get_job(self, job_id: str) -> Optional[Dict[str, Any]]: ...

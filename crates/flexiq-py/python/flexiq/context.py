@@ -18,6 +18,7 @@ import contextvars
 from typing import Any, Callable, Optional
 
 from . import _flexiq
+from ._units import seconds_to_ms
 from .exceptions import FlexiqError, InvalidArgument
 from .serialization import Serializer
 
@@ -120,9 +121,7 @@ class JobContext:
         when the soft timeout fires, False when the attempt is cancelled or ends first, or
         ``timeout`` seconds pass. The event loop keeps running meanwhile."""
         if timeout is not None:
-            from .queue import to_ms
-
-            if not to_ms("timeout", timeout):
+            if not seconds_to_ms("timeout", timeout):
                 raise InvalidArgument(f"timeout {timeout} s must be positive")
         loop = asyncio.get_running_loop()
         fut: "asyncio.Future[bool]" = loop.create_future()

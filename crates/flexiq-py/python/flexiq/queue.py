@@ -9,20 +9,23 @@ unless told otherwise).
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union, overload
 
 from . import _flexiq
 from ._aio import AsyncMixin, async_twins
 from ._batch import batch_items
+from ._options import EnqueueOptions, check_option_names, native_options
 from ._ops import OpsMixin, _retention_dict
 from .exceptions import InvalidArgument
 from .models import Job, Page
 from .result import JobResult
 from .serialization import Serializer, resolve_serializer
-from .task import Task
+from .task import Task, call_args
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Queue"]
 
@@ -35,31 +38,6 @@ def _job(d: Optional[Dict[str, Any]]) -> Optional[Job]:
 
 def _jobs(rows: List[Dict[str, Any]]) -> List[Job]:
     return [Job(**d) for d in rows]
-
-
-def to_ms(what: str, seconds: Union[int, float, None]) -> Optional[int]:
-    """Seconds (int or float) as whole milliseconds; ``None`` stays ``None``."""
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InvalidArgument(f"{what} must be a number of seconds, not {type(seconds).__name__}")
-    if seconds != seconds or seconds in (float("inf"), float("-inf")):
-        raise InvalidArgument(f"{what} {seconds} s must be finite")
-    if seconds < 0:
-        raise InvalidArgument(f"{what} {seconds} s must not be negative")
-    return int(round(seconds * 1000))
-
-
-def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
-    """Metadata as JSON object text (a dict is dumped; text is checked by the engine)."""
-    if metadata is None or isinstance(metadata, str):
-        return metadata
-    if isinstance(metadata, dict):
-        try:
-            return json.dumps(metadata, separators=(",", ":"))
-        except (TypeError, ValueError) as e:
-            raise InvalidArgument(f"metadata is not JSON serializable: {e}") from None
-    raise InvalidArgument(f"metadata must be a dict or JSON text, not {type(metadata).__name__}")
 
 
 @async_twins(not_io=("task", "worker", "run_worker"))
@@ -211,41 +189,17 @@ class Queue(OpsMixin, AsyncMixin):
         task_name: str,
         args: Sequence[Any] = (),
         kwargs: Optional[Dict[str, Any]] = None,
-        *,
-        queue: Optional[str] = None,
-        priority: Optional[int] = None,
-        delay: Optional[float] = None,
-        eta: Any = None,
-        max_retries: Optional[int] = None,
-        retry_backoff: Optional[float] = None,
-        timeout: Optional[float] = None,
-        unique_key: Optional[str] = None,
-        metadata: Union[Dict[str, Any], str, None] = None,
-        depends_on: Optional[Sequence[Union[str, JobResult]]] = None,
-        group_key: Optional[str] = None,
+        **options: Unpack[EnqueueOptions],
     ) -> JobResult:
-        """Enqueues a job for a task by name (which may be handled by a Node or Rust worker).
-        ``delay``, ``timeout`` and ``retry_backoff`` are seconds, ``eta`` a datetime or Unix
-        seconds. A revoked task raises :class:`~flexiq.TaskRevoked`."""
-        from .task import call_args, enqueue_options
-
+        """Enqueues a job for a task by name (which may be handled by a Node or Rust worker),
+        with :meth:`Task.apply_async`'s options. ``delay``, ``timeout`` and
+        ``retry_backoff`` are seconds, ``eta`` a datetime or Unix seconds. A revoked task
+        raises :class:`~flexiq.TaskRevoked`."""
+        check_option_names("enqueue", options)
         if not isinstance(task_name, str):
             raise InvalidArgument(f"task_name must be a string, not {type(task_name).__name__}")
         payload = self.serializer.dumps_call(*call_args(args, kwargs))
-        opts = enqueue_options(
-            queue=queue,
-            priority=priority,
-            delay=delay,
-            eta=eta,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            timeout=timeout,
-            unique_key=unique_key,
-            metadata=metadata,
-            depends_on=depends_on,
-            group_key=group_key,
-        )
-        return JobResult(self, self._native.enqueue(task_name, payload, **opts))
+        return JobResult(self, self._native.enqueue(task_name, payload, native_options(options)))
 
     def enqueue_many(self, jobs: Iterable[Mapping[str, Any]]) -> List[JobResult]:
         """Enqueues a batch atomically: every job is written, or none is. Each job is a dict

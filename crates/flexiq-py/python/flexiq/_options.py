@@ -1,0 +1,141 @@
+"""The enqueue options, defined once.
+
+:class:`EnqueueOptions` names every per-job option and its public type and unit (seconds,
+datetimes, dicts, :class:`~flexiq.JobResult`). ``Queue.enqueue`` and ``Task.apply_async``
+take them as keyword arguments typed by it, each job of ``Queue.enqueue_many`` carries them
+as keys, and :func:`native_options` is the one place they become the engine's options dict
+(milliseconds, Unix ms, JSON text) that the native ``enqueue`` / ``enqueue_many`` convert
+once more, in Rust, into the engine's type. A wrong type is :class:`~flexiq.InvalidArgument`,
+like a wrong value; an unknown option name is a ``TypeError`` for keyword arguments and an
+``InvalidArgument`` for a batch job's key.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any, Dict, Mapping, Optional, Sequence, TypedDict, Union
+
+from ._units import seconds_to_ms
+from .exceptions import InvalidArgument
+from .result import JobResult
+
+__all__ = ["EnqueueOptions", "OPTION_NAMES", "check_option_names", "metadata_text", "native_options"]
+
+
+class EnqueueOptions(TypedDict, total=False):
+    """The options of one enqueue; every one may be left out (or ``None``) for the default."""
+
+    #: The queue (default ``"default"``, or the task's).
+    queue: Optional[str]
+    #: Higher runs first (default 0).
+    priority: Optional[int]
+    #: Seconds from now before the job may run; exclusive with ``eta``.
+    delay: Optional[float]
+    #: When the job may run: a datetime (naive means local time) or Unix seconds.
+    eta: Union[_dt.datetime, float, None]
+    #: Retries after the first attempt (default 3).
+    max_retries: Optional[int]
+    #: First retry delay in seconds, doubling.
+    retry_backoff: Optional[float]
+    #: Hard limit of one attempt, seconds.
+    timeout: Optional[float]
+    #: While a live job holds this key, enqueue returns that job instead.
+    unique_key: Optional[str]
+    #: A dict (dumped as JSON) or JSON object text.
+    metadata: Union[Dict[str, Any], str, None]
+    #: Job ids or JobResults that must complete first.
+    depends_on: Union[str, JobResult, Sequence[Union[str, JobResult]], None]
+    #: The job's fairness group.
+    group_key: Optional[str]
+
+
+#: Every option name, in declaration order.
+OPTION_NAMES = tuple(EnqueueOptions.__annotations__)
+_NAMES = frozenset(OPTION_NAMES)
+
+
+def check_option_names(where: str, options: Mapping[str, Any]) -> None:
+    """Refuses a keyword argument that is not an option, as Python does for a signature."""
+    for name in options:
+        if name not in _NAMES:
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}")
+
+
+def _int(what: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{what} must be an integer, not {type(value).__name__}")
+    return value
+
+
+def _str(what: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{what} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _run_at_ms(eta: Any) -> Optional[int]:
+    """``eta`` (a datetime, or Unix seconds) as Unix ms."""
+    if isinstance(eta, _dt.datetime):
+        if eta.tzinfo is None:
+            eta = eta.astimezone()
+        return int(eta.timestamp() * 1000)
+    if isinstance(eta, bool) or not isinstance(eta, (int, float)):
+        raise InvalidArgument(f"eta must be a datetime or Unix seconds, not {type(eta).__name__}")
+    if eta < 0:
+        raise InvalidArgument(f"eta {eta} is before the Unix epoch")
+    return int(eta * 1000)
+
+
+def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
+    """Metadata as JSON object text (a dict is dumped; text is checked by the engine)."""
+    if metadata is None or isinstance(metadata, str):
+        return metadata
+    if isinstance(metadata, dict):
+        try:
+            return json.dumps(metadata, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            raise InvalidArgument(f"metadata is not JSON serializable: {e}") from None
+    raise InvalidArgument(f"metadata must be a dict or JSON text, not {type(metadata).__name__}")
+
+
+def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
+    """Public options as the engine's options dict: ``queue``, ``priority``, ``delay_ms``,
+    ``run_at`` (Unix ms), ``max_retries``, ``backoff_ms``, ``timeout_ms``, ``unique_key``,
+    ``metadata`` (JSON text), ``depends_on`` (ids), ``group_key``; only the options given
+    (not ``None``) are included."""
+    o = {k: v for k, v in options.items() if v is not None}
+    if "delay" in o and "eta" in o:
+        raise InvalidArgument("give delay or eta, not both")
+    out: Dict[str, Any] = {}
+    if "queue" in o:
+        out["queue"] = _str("queue", o["queue"])
+    if "priority" in o:
+        out["priority"] = _int("priority", o["priority"])
+    if "delay" in o:
+        out["delay_ms"] = seconds_to_ms("delay", o["delay"])
+    if "eta" in o:
+        out["run_at"] = _run_at_ms(o["eta"])
+    if "max_retries" in o:
+        out["max_retries"] = _int("max_retries", o["max_retries"])
+    if "retry_backoff" in o:
+        out["backoff_ms"] = seconds_to_ms("retry_backoff", o["retry_backoff"])
+    if "timeout" in o:
+        t = seconds_to_ms("timeout", o["timeout"])
+        if not t:
+            raise InvalidArgument(f"timeout {o['timeout']} s must be positive")
+        out["timeout_ms"] = t
+    if "unique_key" in o:
+        out["unique_key"] = _str("unique_key", o["unique_key"])
+    if "metadata" in o:
+        out["metadata"] = metadata_text(o["metadata"])
+    if "depends_on" in o:
+        deps = o["depends_on"]
+        if isinstance(deps, (str, JobResult)):
+            deps = [deps]
+        if not isinstance(deps, (list, tuple)):
+            raise InvalidArgument(f"depends_on must be job ids or JobResults, not {type(deps).__name__}")
+        out["depends_on"] = [d.id if isinstance(d, JobResult) else _str("a dependency", d) for d in deps]
+    if "group_key" in o:
+        out["group_key"] = _str("group_key", o["group_key"])
+    return out
