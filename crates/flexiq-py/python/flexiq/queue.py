@@ -23,6 +23,7 @@ from .models import Job, Page
 from .result import JobResult
 from .serialization import Serializer, resolve_serializer
 from .task import Task, call_args
+from .worker import Worker
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -83,7 +84,7 @@ class Queue(OpsMixin, AsyncMixin):
         self.url = target
         self._tasks: Dict[str, Task] = {}
         # Workers running from this handle, for shutdown(); weak so a dropped worker goes.
-        self._workers: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+        self._workers: weakref.WeakSet[Worker] = weakref.WeakSet()
         self._workers_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -364,13 +365,11 @@ class Queue(OpsMixin, AsyncMixin):
         lease: Optional[float] = None,
         maintenance: bool = True,
         prefetch: Optional[int] = None,
-    ) -> "Worker":
+    ) -> Worker:
         """A worker for this queue's registered tasks (see :class:`flexiq.Worker`):
         ``shutdown_timeout`` and ``lease`` (the job lease window) in seconds;
         ``maintenance=False`` keeps it out of the cleaner election; ``prefetch`` jobs are
         claimed beyond the free slots."""
-        from .worker import Worker
-
         return Worker(
             self,
             concurrency=concurrency,
@@ -419,12 +418,10 @@ class Queue(OpsMixin, AsyncMixin):
         for w in running:
             w._join(timeout)
 
-    def _track(self, worker: "Worker", running: bool) -> None:
+    def _track(self, worker: Worker, running: bool) -> None:
         with self._workers_lock:
             if running:
                 self._workers.add(worker)
             else:
                 self._workers.discard(worker)
 
-
-from .worker import Worker  # noqa: E402  (the worker module imports Queue's helpers)
