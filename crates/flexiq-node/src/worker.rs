@@ -279,7 +279,11 @@ impl NativeWorker {
         let tokens = Arc::new(AtomicU32::new(1));
         let built = Worker::new(q, config).and_then(|mut worker| {
             for (name, opts) in &tasks {
-                worker.register_handler(name, *opts, js_handler(dispatch.clone(), abort.clone(), tokens.clone()))?;
+                worker.register_handler(
+                    name,
+                    *opts,
+                    js_handler(dispatch.clone(), abort.clone(), tokens.clone()),
+                )?;
             }
             Ok(worker)
         });
