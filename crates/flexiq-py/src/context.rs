@@ -16,7 +16,7 @@ use flexiq_runtime::{CancellationToken, JobContext};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::queue_jobs::seconds;
+use crate::queue_jobs::millis;
 use crate::runtime::{block_on, runtime};
 
 /// The running attempt handed to the Python dispatcher.
@@ -118,10 +118,10 @@ impl NativeJobContext {
     }
 
     /// Blocks (GIL released) until the soft timeout fires (`True`), or the attempt is
-    /// cancelled, ends or `timeout` seconds pass (`False`). `None` waits without a limit.
-    #[pyo3(signature = (timeout=None))]
-    fn wait_soft_timeout(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
-        let limit = seconds("timeout", timeout)?;
+    /// cancelled, ends or `timeout_ms` ms pass (`False`). `None` waits without a limit.
+    #[pyo3(signature = (timeout_ms=None))]
+    fn wait_soft_timeout(&self, py: Python<'_>, timeout_ms: Option<u64>) -> PyResult<bool> {
+        let limit = millis(timeout_ms);
         let (soft, cancel, done) =
             (self.ctx.soft_timeout().clone(), self.ctx.cancellation().clone(), self.done.clone());
         block_on(py, async move { Ok(soft_or_end(soft, cancel, done, limit).await) })

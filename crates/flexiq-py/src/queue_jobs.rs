@@ -10,19 +10,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::convert;
-use crate::errors::invalid;
 use crate::queue::NativeQueue;
 use crate::runtime::block_on;
 
-/// Seconds (float) from Python as a duration; `None` stays `None`.
-pub(crate) fn seconds(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
-    match secs {
-        None => Ok(None),
-        Some(s) if !s.is_finite() || s <= 0.0 => Err(invalid(format!("{what} {s} s must be positive"))),
-        Some(s) => Duration::try_from_secs_f64(s)
-            .map(Some)
-            .map_err(|_| invalid(format!("{what} {s} s is too large"))),
-    }
+/// Milliseconds from Python (converted from seconds by `flexiq/_units.py`) as a duration.
+pub(crate) fn millis(ms: Option<u64>) -> Option<Duration> {
+    ms.map(Duration::from_millis)
 }
 
 /// The partials a job publishes, as a blocking iterator of dicts (`seq`, `data`,
@@ -61,26 +54,26 @@ impl NativeQueue {
         Ok(r.map(|b| PyBytes::new(py, &b)))
     }
 
-    /// Waits for a job to finish (`timeout` and `poll` in seconds) and returns its result
+    /// Waits for a job to finish (`timeout_ms` and `poll_ms` in ms) and returns its result
     /// bytes; raises `JobFailed`, `JobCancelled` or `FlexiqTimeout`.
-    #[pyo3(signature = (job_id, timeout=None, poll=None))]
+    #[pyo3(signature = (job_id, timeout_ms=None, poll_ms=None))]
     fn result<'py>(
         &self,
         py: Python<'py>,
         job_id: &str,
-        timeout: Option<f64>,
-        poll: Option<f64>,
+        timeout_ms: Option<u64>,
+        poll_ms: Option<u64>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let (timeout, poll) = (seconds("timeout", timeout)?, seconds("poll", poll)?);
+        let (timeout, poll) = (millis(timeout_ms), millis(poll_ms));
         let (q, id) = (self.inner.clone(), job_id.to_string());
         let r = block_on(py, async move { q.result(&id, timeout, poll).await })?;
         Ok(r.map(|b| PyBytes::new(py, &b)))
     }
 
-    /// The job's partials in order until it ends (`timeout` and `poll` in seconds).
-    #[pyo3(signature = (job_id, timeout=None, poll=None))]
-    fn stream(&self, job_id: &str, timeout: Option<f64>, poll: Option<f64>) -> PyResult<PartialIter> {
-        let (timeout, poll) = (seconds("timeout", timeout)?, seconds("poll", poll)?);
+    /// The job's partials in order until it ends (`timeout_ms` and `poll_ms` in ms).
+    #[pyo3(signature = (job_id, timeout_ms=None, poll_ms=None))]
+    fn stream(&self, job_id: &str, timeout_ms: Option<u64>, poll_ms: Option<u64>) -> PyResult<PartialIter> {
+        let (timeout, poll) = (millis(timeout_ms), millis(poll_ms));
         let _rt = crate::runtime::runtime().enter();
         let s = self.inner.stream(job_id, timeout, poll).map_err(crate::errors::to_py_err)?;
         Ok(PartialIter { stream: Arc::new(tokio::sync::Mutex::new(s)) })

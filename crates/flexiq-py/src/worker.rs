@@ -28,13 +28,14 @@ use crate::context::NativeJobContext;
 use crate::errors::{invalid, to_py_err};
 use crate::handler_threads::HandlerThreads;
 use crate::queue::NativeQueue;
+use crate::queue_jobs::millis;
 use crate::runtime::runtime;
 
 /// How often the running worker looks for Python signals (ms).
 const SIGNAL_CHECK_MS: u64 = 100;
 
-/// One task to register: `(name, hard timeout s, soft timeout s)`.
-type TaskSpec = (String, Option<f64>, Option<f64>);
+/// One task to register: `(name, hard timeout ms, soft timeout ms)`.
+type TaskSpec = (String, Option<u64>, Option<u64>);
 
 /// Where a worker is in its one run.
 #[derive(Debug, Default)]
@@ -76,10 +77,6 @@ pub(crate) struct NativeWorker {
     readiness: Arc<Readiness>,
 }
 
-fn duration(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
-    crate::queue_jobs::seconds(what, secs)
-}
-
 /// Calls the dispatcher and turns its answer into a handler result.
 fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerResult {
     let done = CancellationToken::new();
@@ -101,11 +98,11 @@ fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerR
 #[pymethods]
 impl NativeWorker {
     /// A worker on `queue` running `tasks` through `dispatcher`. `concurrency` handlers run
-    /// at once; `queues` empty means every queue; `shutdown_timeout` (s) is how long running
-    /// handlers may finish on shutdown; `lease` (s) is the job lease window; `prefetch` jobs
+    /// at once; `queues` empty means every queue; `shutdown_timeout_ms` is how long running
+    /// handlers may finish on shutdown (default 30 s); `lease_ms` is the job lease window; `prefetch` jobs
     /// are claimed beyond the free slots.
     #[new]
-    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout=30.0, worker_id=None, lease=None, maintenance=true, prefetch=None))]
+    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout_ms=None, worker_id=None, lease_ms=None, maintenance=true, prefetch=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         queue: &NativeQueue,
@@ -113,21 +110,19 @@ impl NativeWorker {
         tasks: Vec<TaskSpec>,
         concurrency: i64,
         queues: Option<Vec<String>>,
-        shutdown_timeout: f64,
+        shutdown_timeout_ms: Option<u64>,
         worker_id: Option<String>,
-        lease: Option<f64>,
+        lease_ms: Option<u64>,
         maintenance: bool,
         prefetch: Option<i64>,
     ) -> PyResult<Self> {
         let concurrency = u32::try_from(concurrency)
             .map_err(|_| invalid(format!("concurrency {concurrency} must be between 1 and 10000")))?;
-        let mut config = WorkerConfig {
-            worker_id,
-            concurrency,
-            queues: queues.unwrap_or_default(),
-            shutdown_timeout: duration("shutdown_timeout", Some(shutdown_timeout))?.unwrap_or_default(),
-            ..Default::default()
-        };
+        let mut config =
+            WorkerConfig { worker_id, concurrency, queues: queues.unwrap_or_default(), ..Default::default() };
+        if let Some(d) = millis(shutdown_timeout_ms) {
+            config.shutdown_timeout = d;
+        }
         if let Some(p) = prefetch {
             config.prefetch =
                 Some(u32::try_from(p).map_err(|_| invalid(format!("prefetch {p} must be 0 or more")))?);
@@ -135,7 +130,7 @@ impl NativeWorker {
         if !maintenance {
             config.maintenance = None;
         }
-        if let Some(lease) = duration("lease", lease)? {
+        if let Some(lease) = millis(lease_ms) {
             config = config.with_lease(lease);
         }
         config.validate().map_err(to_py_err)?;
@@ -145,10 +140,7 @@ impl NativeWorker {
         config.worker_id = Some(worker_id.clone());
         let mut specs = Vec::with_capacity(tasks.len());
         for (name, timeout, soft_timeout) in tasks {
-            let opts = TaskOptions {
-                timeout: duration("timeout", timeout)?,
-                soft_timeout: duration("soft_timeout", soft_timeout)?,
-            };
+            let opts = TaskOptions { timeout: millis(timeout), soft_timeout: millis(soft_timeout) };
             opts.validate().map_err(to_py_err)?;
             specs.push((name, opts));
         }
@@ -188,11 +180,11 @@ impl NativeWorker {
     }
 
     /// Blocks (GIL released, signals checked) until the worker is ready: `True`; or until
-    /// it stopped without becoming ready: `False` (its `run` raises why). `timeout` is in
-    /// seconds (`None`: no limit); running out of it raises `FlexiqTimeout`.
-    #[pyo3(signature = (timeout=None))]
-    fn wait_ready(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
-        let deadline = duration("timeout", timeout)?.map(|d| Instant::now() + d);
+    /// it stopped without becoming ready: `False` (its `run` raises why). `timeout_ms` is in
+    /// ms (`None`: no limit); running out of it raises `FlexiqTimeout`.
+    #[pyo3(signature = (timeout_ms=None))]
+    fn wait_ready(&self, py: Python<'_>, timeout_ms: Option<u64>) -> PyResult<bool> {
+        let deadline = millis(timeout_ms).map(|d| Instant::now() + d);
         loop {
             let slice = Duration::from_millis(SIGNAL_CHECK_MS);
             let slice = deadline.map_or(slice, |d| slice.min(d.saturating_duration_since(Instant::now())));
@@ -211,7 +203,7 @@ impl NativeWorker {
                 return Err(to_py_err(Error::Core(CoreError::Timeout(format!(
                     "worker {} was not ready within {} s",
                     self.worker_id,
-                    timeout.unwrap_or_default()
+                    timeout_ms.unwrap_or_default() as f64 / 1000.0
                 )))));
             }
         }

@@ -79,12 +79,10 @@ def _run_at_ms(eta: Any) -> Optional[int]:
     if isinstance(eta, _dt.datetime):
         if eta.tzinfo is None:
             eta = eta.astimezone()
-        return int(eta.timestamp() * 1000)
+        return seconds_to_ms("eta", eta.timestamp())
     if isinstance(eta, bool) or not isinstance(eta, (int, float)):
         raise InvalidArgument(f"eta must be a datetime or Unix seconds, not {type(eta).__name__}")
-    if eta < 0:
-        raise InvalidArgument(f"eta {eta} is before the Unix epoch")
-    return int(eta * 1000)
+    return seconds_to_ms("eta", eta)
 
 
 def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
@@ -121,10 +119,7 @@ def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
     if "retry_backoff" in o:
         out["backoff_ms"] = seconds_to_ms("retry_backoff", o["retry_backoff"])
     if "timeout" in o:
-        t = seconds_to_ms("timeout", o["timeout"])
-        if not t:
-            raise InvalidArgument(f"timeout {o['timeout']} s must be positive")
-        out["timeout_ms"] = t
+        out["timeout_ms"] = seconds_to_ms("timeout", o["timeout"], positive=True)
     if "unique_key" in o:
         out["unique_key"] = _str("unique_key", o["unique_key"])
     if "metadata" in o:

@@ -114,15 +114,13 @@ class JobContext:
     def wait_soft_timeout(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the soft timeout fires (True), or the attempt is cancelled, ends, or
         ``timeout`` seconds pass (False; ``None``: no limit). Releases the GIL while it waits."""
-        return self._native.wait_soft_timeout(timeout)
+        return self._native.wait_soft_timeout(seconds_to_ms("timeout", timeout, positive=True))
 
     async def await_soft_timeout(self, timeout: Optional[float] = None) -> bool:
         """Async twin of :meth:`wait_soft_timeout`, for ``async def`` tasks: resolves True
         when the soft timeout fires, False when the attempt is cancelled or ends first, or
         ``timeout`` seconds pass. The event loop keeps running meanwhile."""
-        if timeout is not None:
-            if not seconds_to_ms("timeout", timeout):
-                raise InvalidArgument(f"timeout {timeout} s must be positive")
+        seconds_to_ms("timeout", timeout, positive=True)
         loop = asyncio.get_running_loop()
         fut: "asyncio.Future[bool]" = loop.create_future()
 

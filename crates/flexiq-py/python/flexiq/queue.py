@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 from . import _flexiq
 from ._aio import AsyncMixin, async_twins
 from ._batch import batch_items
+from ._units import seconds_to_ms
 from ._options import EnqueueOptions, check_option_names, native_options
 from ._ops import OpsMixin, _retention_dict
 from .exceptions import InvalidArgument
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["Queue"]
+
+
+def _ms(what: str, seconds: Optional[float]) -> Optional[int]:
+    return seconds_to_ms(what, seconds, positive=True)
 
 _DURABILITY = ("normal", "full")
 
@@ -230,18 +235,18 @@ class Queue(OpsMixin, AsyncMixin):
         ``poll`` are seconds (``None``: wait forever; poll caps one wait, default 1 s).
         Raises :class:`~flexiq.JobFailed`, :class:`~flexiq.JobCancelled` or
         :class:`~flexiq.FlexiqTimeout`."""
-        data = self._native.result(job_id, timeout, poll)
+        data = self._native.result(job_id, _ms("timeout", timeout), _ms("poll", poll))
         return None if data is None else self.serializer.loads(data)
 
     def stream(self, job_id: str, timeout: Optional[float] = None, poll: Optional[float] = None) -> Iterator[Any]:
         """Iterates a job's published partials (deserialized) in order until it ends.
         ``timeout`` and ``poll`` are seconds."""
-        it = self._native.stream(job_id, timeout, poll)
+        it = self._native.stream(job_id, _ms("timeout", timeout), _ms("poll", poll))
         loads = self.serializer.loads
         return (loads(p["data"]) for p in it)
 
     def _stream_native(self, job_id: str, timeout: Optional[float], poll: Optional[float]) -> _flexiq.PartialIter:
-        return self._native.stream(job_id, timeout, poll)
+        return self._native.stream(job_id, _ms("timeout", timeout), _ms("poll", poll))
 
     def request_cancel(self, job_id: str) -> bool:
         """Requests cooperative cancellation: a pending job is cancelled outright, a running

@@ -62,8 +62,7 @@ class Task:
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self.timeout = timeout
-        if soft_timeout is not None and not seconds_to_ms("soft_timeout", soft_timeout):
-            raise InvalidArgument(f"soft_timeout {soft_timeout!r} must be a positive number of seconds")
+        seconds_to_ms("soft_timeout", soft_timeout, positive=True)
         self.soft_timeout = soft_timeout
         if rate_limit is not None:
             _flexiq.parse_rate_limit(rate_limit)

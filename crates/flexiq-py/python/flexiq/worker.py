@@ -24,6 +24,7 @@ import traceback
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _flexiq
+from ._units import seconds_to_ms
 from .context import JobContext, _current
 from .exceptions import Closed, Conflict, FlexiqError, InvalidArgument
 
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["Worker"]
 
 Answer = Tuple[bool, Optional[bytes], Optional[str], bool]
+
+def _ms(what: str, seconds: Optional[float]) -> Optional[int]:
+    return seconds_to_ms(what, seconds, positive=True)
+
 
 #: How often an async task's waiting thread checks for cancellation (s).
 _CANCEL_POLL_S = 0.05
@@ -171,8 +176,8 @@ class Worker:
         self._tasks = tasks
         self._rate_limits = _task_rate_limits(tasks)
         self._dispatcher = _Dispatcher(queue, tasks)
-        specs: List[Tuple[str, Optional[float], Optional[float]]] = [
-            (t.name, t.timeout, t.soft_timeout) for t in tasks.values()
+        specs: List[Tuple[str, Optional[int], Optional[int]]] = [
+            (t.name, _ms("timeout", t.timeout), _ms("soft_timeout", t.soft_timeout)) for t in tasks.values()
         ]
         extra = {} if prefetch is None else {"prefetch": prefetch}
         self._native = _flexiq.NativeWorker(
@@ -181,9 +186,9 @@ class Worker:
             specs,
             concurrency=concurrency,
             queues=list(queues) if queues is not None else None,
-            shutdown_timeout=shutdown_timeout,
+            shutdown_timeout_ms=_ms("shutdown_timeout", shutdown_timeout),
             worker_id=worker_id,
-            lease=lease,
+            lease_ms=_ms("lease", lease),
             maintenance=maintenance,
             **extra,
         )
@@ -264,7 +269,7 @@ class Worker:
         self._thread = threading.Thread(target=target, name=f"flexiq-worker-{self.id}", daemon=True)
         self._thread.start()
         try:
-            ready = self._native.wait_ready(ready_timeout)
+            ready = self._native.wait_ready(_ms("timeout", ready_timeout))
         except BaseException:
             self._native.stop()
             self._thread.join()
@@ -278,7 +283,7 @@ class Worker:
         """Blocks until the worker is ready (for a worker whose :meth:`run` another thread
         runs); ``timeout`` in seconds (``None``: no limit) raises ``FlexiqTimeout`` when it
         runs out. A worker that stopped without becoming ready raises why (or ``Closed``)."""
-        if not self._native.wait_ready(timeout):
+        if not self._native.wait_ready(_ms("timeout", timeout)):
             if self._thread is not None:
                 self._thread.join()
             self._raise_stopped()
