@@ -76,11 +76,27 @@ impl<'a> Walk<'a> {
             return Ok(Some(ms));
         }
         loop {
+            // An exact walk needs no more than what is still to skip plus the page from each
+            // source; a filtered one reads whole chunks.
+            let count = if self.exact {
+                (self.skip.saturating_add(self.want as u64)).clamp(1, CHUNK as u64) as i64
+            } else {
+                CHUNK
+            };
+            let (max, min) = self.bounds(&self.before);
+            let ranges = self
+                .sources
+                .iter()
+                .map(|key| {
+                    let args = vec![s(key.as_str()), s(max.as_str()), s(min.as_str()), s("BYLEX"), s("REV")];
+                    ("ZRANGE", args.into_iter().chain([s("LIMIT"), n(0), n(count)]).collect())
+                })
+                .collect();
             let mut merged = Vec::new();
             let mut floor: Option<String> = None;
-            for key in &self.sources {
-                let ms = self.range(key, &self.before, 0, CHUNK).await?;
-                if ms.len() as i64 == CHUNK {
+            for v in self.conn.pipeline(ranges).await? {
+                let ms = codec::strings(v);
+                if ms.len() as i64 == count {
                     let last = ms.last().cloned();
                     if floor.is_none() || last > floor {
                         floor = last;
@@ -96,13 +112,21 @@ impl<'a> Walk<'a> {
                 self.done = true;
                 return Ok(None);
             }
-            self.before = merged.last().cloned();
+            let last_read = merged.last().cloned();
             self.done = floor.is_none();
             if self.exact {
                 let skipped = (self.skip as usize).min(merged.len());
                 merged.drain(..skipped);
                 self.skip -= skipped as u64;
+                // Hand out no more than the page, and continue after what was handed out.
+                if merged.len() > self.want {
+                    merged.truncate(self.want);
+                    self.before = merged.last().cloned();
+                    self.done = false;
+                    return Ok(Some(merged));
+                }
             }
+            self.before = last_read;
             if !merged.is_empty() {
                 return Ok(Some(merged));
             }

@@ -100,6 +100,16 @@ async fn combined_listings_follow_every_status_change_and_the_archive() {
         }
     }
     assert_eq!(listed(&s, &filter(JobStatus::Running, Some("qa"), None)).await.len(), 1);
+    // No filter merges the status indexes: pages of 3 from four of them, in one order.
+    let all: Vec<JobId> =
+        s.list_jobs(&JobFilter::default(), 1_000, 0).await.unwrap().into_iter().map(|j| j.id).collect();
+    assert_eq!(all.len(), 12);
+    assert_eq!(listed(&s, &JobFilter::default()).await, all);
+    for offset in [0, 2, 5, 11] {
+        let page: Vec<JobId> =
+            s.list_jobs(&JobFilter::default(), 3, offset).await.unwrap().into_iter().map(|j| j.id).collect();
+        assert_eq!(page, all[offset as usize..(offset as usize + 3).min(12)], "offset {offset}");
+    }
     assert_eq!(s.archive_terminal(NOW + 1_000, 100, NOW + 1_000).await.unwrap(), 3);
     let left = combined_keys(&c, &h, "combined").await;
     assert!(
