@@ -7,8 +7,9 @@ each, with the blocking method's signature, that runs it on flexiq's own thread 
 storage. A new blocking method therefore gets its twin by itself; ``_aio.pyi`` declares each
 twin's exact signature for type checkers, and stubtest fails when the two disagree.
 
-Only the waits that may last are written by hand (``aresult``, ``astream``): they are cut
-into short waits so a cancelled coroutine frees its thread within about a second.
+Only the waits that may last are written by hand, beside their blocking forms
+(``aresult`` and ``astream`` in :mod:`flexiq._queue.wait`): they cut a long wait into short
+ones so a cancelled coroutine frees its thread within about a second.
 """
 
 from __future__ import annotations
@@ -16,19 +17,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, AsyncIterator, Callable, Coroutine, Iterable, Optional, TypeVar
-
-from .exceptions import FlexiqTimeout
+from typing import Any, Callable, Coroutine, Iterable, Optional, TypeVar
 
 __all__ = ["AsyncMixin", "async_twin", "async_twins", "run_blocking"]
 
 T = TypeVar("T")
 C = TypeVar("C", bound=type)
-
-#: Longest single blocking wait of ``aresult`` / ``astream`` (s).
-_SLICE_S = 1.0
 
 _executor: Optional[ThreadPoolExecutor] = None
 
@@ -87,7 +82,7 @@ def async_twins(*, not_io: Iterable[str] = ()) -> Callable[[C], C]:
         if not issubclass(cls, AsyncMixin):
             raise TypeError(f"{cls.__name__} must derive from AsyncMixin to get async twins")
         for name, fn in _blocking_methods(cls, not_io):
-            if not hasattr(AsyncMixin, "a" + name):
+            if not hasattr(cls, "a" + name):
                 setattr(AsyncMixin, "a" + name, async_twin(name, fn))
         return cls
 
@@ -95,33 +90,4 @@ def async_twins(*, not_io: Iterable[str] = ()) -> Callable[[C], C]:
 
 
 class AsyncMixin:
-    """Async twins of the blocking calls (``aresult`` beside ``result``, ...)."""
-
-    async def aresult(self, job_id: str, timeout: Optional[float] = None, poll: Optional[float] = None) -> Any:
-        """Async twin of :meth:`result`: awaits a job's result (``timeout`` seconds)."""
-        result = getattr(self, "result")
-        deadline = None if timeout is None else time.monotonic() + timeout
-        if timeout is not None and timeout <= 0:
-            return await run_blocking(result, job_id, timeout, poll)
-        while True:
-            left = _SLICE_S if deadline is None else min(_SLICE_S, deadline - time.monotonic())
-            if left <= 0:
-                return await run_blocking(result, job_id, 0.001, poll)
-            try:
-                return await run_blocking(result, job_id, left, poll)
-            except FlexiqTimeout:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-
-    async def astream(
-        self, job_id: str, timeout: Optional[float] = None, poll: Optional[float] = None
-    ) -> AsyncIterator[Any]:
-        """Async twin of :meth:`stream`: async-iterates a job's partials (deserialized)."""
-        it = await run_blocking(getattr(self, "_stream_native"), job_id, timeout, poll)
-        loads = getattr(self, "serializer").loads
-        done = object()
-        while True:
-            p = await run_blocking(next, it, done)
-            if p is done:
-                return
-            yield loads(p["data"])
+    """Holds the async twins :func:`async_twins` makes (``astats`` beside ``stats``, ...)."""
