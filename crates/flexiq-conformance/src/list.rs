@@ -21,6 +21,7 @@ macro_rules! for_each_case {
             enqueue::enqueue_after_rejected_batch_still_works,
             enqueue::enqueue_large_batch_is_complete,
             enqueue::enqueue_keeps_pre_assigned_ids,
+            enqueue::enqueue_ids_carry_the_injected_clock,
             unique::unique_live_duplicate_returns_existing_id,
             unique::unique_running_job_still_holds_key,
             unique::unique_retrying_job_still_holds_key,

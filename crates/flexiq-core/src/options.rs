@@ -152,7 +152,7 @@ impl NewJob {
             depends_on.push(id);
         }
         Ok(NewJob {
-            id: JobId::new(),
+            id: JobId::at(now_ms),
             queue,
             task: task.to_string(),
             payload,

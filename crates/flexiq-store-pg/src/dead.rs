@@ -78,7 +78,7 @@ impl DeadLetters for PgStore {
     async fn retry_dead(&self, dead_id: &str, now: i64) -> Result<JobId> {
         let Ok(did) = Uuid::parse_str(dead_id) else { return Err(not_found(dead_id)) };
         let ns: &str = &self.ns;
-        let new_id = new_uuid();
+        let new_id = flexiq_core::id::uuid_at(now);
         let c = self.conn().await?;
         let revoked = self.sql(
             "SELECT d.task_name, EXISTS (SELECT 1 FROM {S}.revoked_tasks r WHERE r.namespace = $1 AND r.task = d.task_name) \

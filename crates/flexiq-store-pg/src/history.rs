@@ -140,7 +140,7 @@ impl History for PgStore {
     async fn replay(&self, id: &JobId, now: i64) -> Result<JobId> {
         let u = uid(id)?;
         let ns: &str = &self.ns;
-        let new_id = new_uuid();
+        let new_id = flexiq_core::id::uuid_at(now);
         let sql = self.sql(
             "WITH found AS (SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.jobs WHERE namespace = $1 AND id = $2 \
                           UNION ALL SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.archived_jobs WHERE namespace = $1 AND id = $2 \

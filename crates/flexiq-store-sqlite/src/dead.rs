@@ -96,7 +96,7 @@ impl DeadLetters for SqliteStore {
                 .db()?
                 .query_row((&dead_id, &*ns), |r| {
                     Ok(NewJob {
-                        id: JobId::new(),
+                        id: JobId::at(now),
                         queue: r.get(0)?,
                         task: r.get(1)?,
                         payload: r.get(2)?,

@@ -162,7 +162,7 @@ impl History for SqliteStore {
         self.write(false, move |ctx| {
             let old = load_job(ctx.conn, &ns, id.as_str())?.ok_or_else(|| Error::JobNotFound(id.clone()))?;
             let job = NewJob {
-                id: JobId::new(),
+                id: JobId::at(now),
                 queue: old.queue,
                 task: old.task,
                 payload: old.payload,

@@ -158,3 +158,21 @@ pub async fn enqueue_keeps_pre_assigned_ids(h: &dyn Harness) {
     assert_eq!(put(&*s, j, now()).await, id);
     assert_eq!(get(&*s, &id).await.id, id);
 }
+
+/// Ids carry the injected clock: a job's id, and the ids of its replay and of a dead letter's
+/// retry, hold the same millisecond as the `created_at` the store records.
+pub async fn enqueue_ids_carry_the_injected_clock(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let id = put(&*s, job("t", ""), now()).await;
+    let j = get(&*s, &id).await;
+    assert_eq!(id.unix_ms(), Some(j.created_at), "job id of {id}");
+    let c = crate::fixtures::claim_id(&*s, &id, now()).await;
+    crate::fixtures::complete(&*s, &c, None, now()).await;
+    let replayed = s.replay(&id, at(7_000)).await.unwrap();
+    assert_eq!(replayed.unix_ms(), Some(at(7_000)), "replay id {replayed}");
+    assert_eq!(get(&*s, &replayed).await.created_at, at(7_000));
+    crate::fixtures::kill(&*s, "t", "boom", at(8_000)).await;
+    let entry = s.dead_letters(None, 10, 0).await.unwrap().remove(0);
+    let retried = s.retry_dead(&entry.id, at(9_000)).await.unwrap();
+    assert_eq!(retried.unix_ms(), Some(at(9_000)), "dead-letter retry id {retried}");
+}
