@@ -16,7 +16,7 @@ use flexiq_runtime::{CancellationToken, JobContext};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::queue_jobs::millis;
+use crate::queue::millis;
 use crate::runtime::{block_on, runtime};
 
 /// The running attempt handed to the Python dispatcher.

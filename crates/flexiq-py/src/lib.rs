@@ -12,10 +12,6 @@ mod errors;
 mod handler_threads;
 mod options;
 mod queue;
-mod queue_admin;
-mod queue_jobs;
-mod queue_listing;
-mod queue_ops;
 mod runtime;
 mod worker;
 
@@ -50,7 +46,7 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> i32 {
 #[pymodule]
 fn _flexiq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeQueue>()?;
-    m.add_class::<queue_jobs::PartialIter>()?;
+    m.add_class::<queue::PartialIter>()?;
     m.add_class::<context::NativeJobContext>()?;
     m.add_class::<worker::NativeWorker>()?;
     m.add_function(wrap_pyfunction!(contract_level, m)?)?;

@@ -27,8 +27,8 @@ use pyo3::types::PyDict;
 use crate::context::NativeJobContext;
 use crate::errors::{invalid, to_py_err};
 use crate::handler_threads::HandlerThreads;
+use crate::queue::millis;
 use crate::queue::NativeQueue;
-use crate::queue_jobs::millis;
 use crate::runtime::runtime;
 
 /// How often the running worker looks for Python signals (ms).

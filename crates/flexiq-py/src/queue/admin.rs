@@ -4,8 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::{retention_from, NativeQueue};
 use crate::convert;
-use crate::queue::{retention_from, NativeQueue};
 use crate::runtime::block_on;
 
 #[pymethods]

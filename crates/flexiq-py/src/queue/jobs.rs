@@ -1,45 +1,54 @@
-//! Job calls on `NativeQueue`: fetch, await, stream, cancel, errors, replay, the graph, and
-//! the partial / log writes. Results and partials come back as `bytes`; the Python layer
-//! deserialises them with the queue's serializer.
+//! Job calls on `NativeQueue`, as the runtime's `queue/jobs.rs`: enqueue (one job, or a batch
+//! in one transaction), fetch, cancel, errors, replay, the graph, and the partial / log
+//! writes. Enqueue options arrive as one dict converted by `crate::options`; results come
+//! back as `bytes`, which the Python layer deserialises with the queue's serializer.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use futures::StreamExt;
+use flexiq_core::{Error as CoreError, ErrorKind, NewJob};
+use flexiq_runtime::{EnqueueItem, Error};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use super::NativeQueue;
 use crate::convert;
-use crate::queue::NativeQueue;
-use crate::runtime::block_on;
-
-/// Milliseconds from Python (converted from seconds by `flexiq/_units.py`) as a duration.
-pub(crate) fn millis(ms: Option<u64>) -> Option<Duration> {
-    ms.map(Duration::from_millis)
-}
-
-/// The partials a job publishes, as a blocking iterator of dicts (`seq`, `data`,
-/// `published_at`). Each `next` waits with the GIL released.
-#[pyclass(module = "flexiq._flexiq", frozen)]
-pub(crate) struct PartialIter {
-    stream: Arc<tokio::sync::Mutex<flexiq_runtime::PartialStream>>,
-}
-
-#[pymethods]
-impl PartialIter {
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let stream = self.stream.clone();
-        let next = block_on(py, async move { stream.lock().await.next().await.transpose() })?;
-        next.map(|p| convert::partial(py, &p)).transpose()
-    }
-}
+use crate::errors::{invalid, to_py_err};
+use crate::options::enqueue_options;
+use crate::runtime::{block_on, runtime};
 
 #[pymethods]
 impl NativeQueue {
+    /// Enqueues one job and returns its id (the existing job's id when `unique_key`
+    /// deduplicated it). `options` is a dict in engine units (see `options`).
+    #[pyo3(signature = (task, payload, options=None))]
+    fn enqueue(
+        &self,
+        py: Python<'_>,
+        task: &str,
+        payload: &[u8],
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<String> {
+        let opts = enqueue_options(options)?;
+        let q = self.inner.clone();
+        let payload = payload.to_vec();
+        let task = task.to_string();
+        block_on(py, async move { q.enqueue(&task, payload, opts).await }).map(|id| id.to_string())
+    }
+
+    /// Enqueues a batch in one transaction (all or nothing). Each item is a dict with `task`,
+    /// `payload` and `options` (as `enqueue` takes them). Returns the ids in order. A bad item
+    /// is named by its index; nothing of the batch is written.
+    fn enqueue_many(&self, py: Python<'_>, items: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
+        let mut batch = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            batch.push(item_at(i, &item)?);
+        }
+        let q = self.inner.clone();
+        match py.detach(|| runtime().block_on(async move { q.enqueue_many(batch).await })) {
+            Ok(ids) => Ok(ids.into_iter().map(|i| i.to_string()).collect()),
+            Err(e) if e.kind() == Some(ErrorKind::InvalidArgument) => Err(to_py_err(self.locate(items, e)?)),
+            Err(e) => Err(to_py_err(e)),
+        }
+    }
+
     /// A job's current state as a dict; `None` for an id no job carries.
     fn get_job<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
         let (q, id) = (self.inner.clone(), job_id.to_string());
@@ -52,31 +61,6 @@ impl NativeQueue {
         let (q, id) = (self.inner.clone(), job_id.to_string());
         let r = block_on(py, async move { q.get_result(&id).await })?;
         Ok(r.map(|b| PyBytes::new(py, &b)))
-    }
-
-    /// Waits for a job to finish (`timeout_ms` and `poll_ms` in ms) and returns its result
-    /// bytes; raises `JobFailed`, `JobCancelled` or `FlexiqTimeout`.
-    #[pyo3(signature = (job_id, timeout_ms=None, poll_ms=None))]
-    fn result<'py>(
-        &self,
-        py: Python<'py>,
-        job_id: &str,
-        timeout_ms: Option<u64>,
-        poll_ms: Option<u64>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let (timeout, poll) = (millis(timeout_ms), millis(poll_ms));
-        let (q, id) = (self.inner.clone(), job_id.to_string());
-        let r = block_on(py, async move { q.result(&id, timeout, poll).await })?;
-        Ok(r.map(|b| PyBytes::new(py, &b)))
-    }
-
-    /// The job's partials in order until it ends (`timeout_ms` and `poll_ms` in ms).
-    #[pyo3(signature = (job_id, timeout_ms=None, poll_ms=None))]
-    fn stream(&self, job_id: &str, timeout_ms: Option<u64>, poll_ms: Option<u64>) -> PyResult<PartialIter> {
-        let (timeout, poll) = (millis(timeout_ms), millis(poll_ms));
-        let _rt = crate::runtime::runtime().enter();
-        let s = self.inner.stream(job_id, timeout, poll).map_err(crate::errors::to_py_err)?;
-        Ok(PartialIter { stream: Arc::new(tokio::sync::Mutex::new(s)) })
     }
 
     /// Requests cooperative cancellation; false when the job is already terminal.
@@ -95,12 +79,6 @@ impl NativeQueue {
     fn cancel_job(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
         let (q, id) = (self.inner.clone(), job_id.to_string());
         block_on(py, async move { q.cancel_job(&id).await })
-    }
-
-    /// Forces a stuck running job back to pending; false when missing or not running.
-    fn requeue_job(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
-        block_on(py, async move { q.requeue_job(&id).await })
     }
 
     /// Every failed attempt, oldest first.
@@ -161,4 +139,56 @@ impl NativeQueue {
         }
         Ok(out)
     }
+}
+
+impl NativeQueue {
+    /// The batch was refused as invalid: names the first item that is invalid on its own
+    /// (validation is repeated only on this error path), else keeps the store's error (an
+    /// unknown dependency, say, which names its id).
+    fn locate(&self, items: &Bound<'_, PyList>, err: Error) -> PyResult<Error> {
+        let now = self.inner.now_ms();
+        for (i, item) in items.iter().enumerate() {
+            let EnqueueItem { task, payload, options } = item_at(i, &item)?;
+            if let Err(e) = NewJob::build(&task, payload, options, now) {
+                let why = match e {
+                    CoreError::InvalidArgument(m) => m,
+                    other => other.to_string(),
+                };
+                return Ok(Error::invalid(format!("enqueue_many item {i} (task {task}): {why}")));
+            }
+        }
+        Ok(err)
+    }
+}
+
+/// Item `i` of a batch; its errors name the index.
+fn item_at(i: usize, item: &Bound<'_, PyAny>) -> PyResult<EnqueueItem> {
+    let d = item.cast::<PyDict>().map_err(|_| invalid(format!("enqueue_many item {i} must be a dict")))?;
+    // Every error item_from raises is about the input (a missing task, a wrong type, a number
+    // out of range): all of them become InvalidArgument naming the item.
+    item_from(d).map_err(|e| Python::attach(|py| invalid(format!("enqueue_many item {i}: {}", e.value(py)))))
+}
+
+fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
+    for k in d.keys() {
+        let k: String = k.extract()?;
+        if !["task", "payload", "options"].contains(&k.as_str()) {
+            return Err(invalid(format!("unknown item key {k:?} (expected task, payload, options)")));
+        }
+    }
+    let task: String = match d.get_item("task")? {
+        Some(t) if !t.is_none() => t.extract().map_err(|_| invalid("the task name must be a string"))?,
+        _ => return Err(invalid("it needs a task name")),
+    };
+    let payload = match d.get_item("payload")? {
+        Some(p) => p.cast::<PyBytes>().map_err(|_| invalid("payload must be bytes"))?.as_bytes().to_vec(),
+        None => Vec::new(),
+    };
+    let options = match d.get_item("options")? {
+        Some(o) if !o.is_none() => {
+            Some(o.cast_into::<PyDict>().map_err(|_| invalid("options must be a dict"))?)
+        }
+        _ => None,
+    };
+    Ok(EnqueueItem { task, payload, options: enqueue_options(options.as_ref())? })
 }

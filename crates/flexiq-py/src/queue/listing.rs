@@ -5,9 +5,9 @@ use flexiq_core::{JobFilter, JobStatus, Page};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use super::NativeQueue;
 use crate::convert;
 use crate::errors::to_py_err;
-use crate::queue::NativeQueue;
 use crate::runtime::block_on;
 
 /// A page as `(items, next_cursor)`.
