@@ -3,7 +3,9 @@
 Each test gets its own store: a fresh SQLite file in a temp dir, its own PostgreSQL schema
 (dropped afterwards) or its own Redis key prefix (deleted afterwards with SCAN + UNLINK).
 An unreachable server fails the test; nothing is skipped. Servers default to the local ones
-and can be pointed elsewhere with FLEXIQ_TEST_PG_URL / FLEXIQ_TEST_REDIS_URL.
+and can be pointed elsewhere with FLEXIQ_PG_URL / FLEXIQ_REDIS_URL, the names the Rust suites
+read (FLEXIQ_TEST_PG_URL / FLEXIQ_TEST_REDIS_URL are still read when those are unset, and are
+deprecated).
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ import pytest
 
 from flexiq import Queue
 
-PG_URL = os.environ.get("FLEXIQ_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("FLEXIQ_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+
+
+def server_url(name: str, deprecated: str, default: str) -> str:
+    """The server URL in ``name``, else in the deprecated ``deprecated``, else ``default``."""
+    return os.environ.get(name) or os.environ.get(deprecated) or default
+
+
+PG_URL = server_url("FLEXIQ_PG_URL", "FLEXIQ_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test")
+REDIS_URL = server_url("FLEXIQ_REDIS_URL", "FLEXIQ_TEST_REDIS_URL", "redis://127.0.0.1:6379")
 STORES = ["sqlite", "postgres", "redis"]
 
 
