@@ -91,3 +91,24 @@ def test_mixin_only_defines_coroutines() -> None:
     for name, fn in vars(AsyncMixin).items():
         if name.startswith("a") and callable(fn):
             assert inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn), name
+
+
+def test_made_twins_carry_the_blocking_signature_and_run_the_blocking_method(sqlite_queue: Queue) -> None:
+    twins = [n for n, v in vars(AsyncMixin).items() if n.startswith("a") and callable(v)]
+    assert len(twins) > 60 and "aresult" not in twins  # aresult / astream are written by hand
+    for name in twins:
+        blocking = getattr(Queue, name[1:])
+        assert inspect.signature(getattr(Queue, name)) == inspect.signature(blocking), name
+        assert getattr(Queue, name).__doc__ == f"Async twin of :meth:`{name[1:]}`."
+    calls = []
+
+    class Counting(Queue):
+        def stats(self) -> dict:
+            calls.append("stats")
+            return super().stats()
+
+    q = Counting(db_path=sqlite_queue.url + ".2")
+    try:
+        assert asyncio.run(q.astats())["pending"] == 0 and calls == ["stats"]
+    finally:
+        q.close()
