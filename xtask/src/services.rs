@@ -73,19 +73,21 @@ fn ensure_postgres() -> Result<(), String> {
 }
 
 fn ensure_redis() -> Result<(), String> {
-    if answers(REDIS_ADDR) {
-        return Ok(());
-    }
-    println!("xtask: Redis is not answering on {REDIS_ADDR}; starting it");
+    // The Redis Cluster suite starts its own servers, so the binaries must be here even when a
+    // server already answers on the standard port.
     if Command::new("bash")
         .arg("-c")
-        .arg("command -v redis-server")
+        .arg("command -v redis-server && command -v redis-cli")
         .output()
         .map(|o| !o.status.success())
         .unwrap_or(true)
     {
         apt_install("redis-server")?;
     }
+    if answers(REDIS_ADDR) {
+        return Ok(());
+    }
+    println!("xtask: Redis is not answering on {REDIS_ADDR}; starting it");
     sh("mkdir -p /var/lib/redis /var/log/redis && redis-server --daemonize yes --bind 127.0.0.1 --port 6379 \
         --save '' --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log")?;
     wait_for(REDIS_ADDR, "Redis")
