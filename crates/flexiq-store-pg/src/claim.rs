@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use flexiq_core::store::ClaimRequest;
 use flexiq_core::transition::{transition, Event};
-use flexiq_core::{ClaimedJob, Error, Fence, RateLimit, Result, TokenBucket};
+use flexiq_core::{ClaimedJob, Fence, RateLimit, Result, TokenBucket};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -59,20 +59,7 @@ struct Limited {
 
 impl PgStore {
     pub(crate) async fn claim_jobs(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
-        if req.limit == 0 {
-            return Err(Error::invalid("claim limit must be at least 1"));
-        }
-        if req.limit > flexiq_core::MAX_PAGE {
-            return Err(Error::invalid(format!(
-                "claim limit {} is over {}",
-                req.limit,
-                flexiq_core::MAX_PAGE
-            )));
-        }
-        flexiq_core::options::validate_name("worker id", &req.worker_id)?;
-        for q in &req.queues {
-            flexiq_core::options::validate_name("queue name", q)?;
-        }
+        req.validate()?;
         let c = self.conn().await?;
         if !self.prefer_locked_claim(req.now) {
             if let Some(claimed) = self.claim_free(&c, &req).await? {

@@ -6,7 +6,7 @@ use flexiq_core::{validate_limit, DeadJob, Error, JobId, Page, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::apply::{new_uuid, Effects};
+use crate::apply::Effects;
 use crate::db::jid;
 use crate::inspect::cursor_pos;
 use crate::store::PgStore;

@@ -8,7 +8,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use flexiq_core::options::{validate_name, MAX_PAYLOAD_BYTES};
 use flexiq_core::store::{EnqueueRequest, Enqueued};
 use flexiq_core::transition::{transition, Event, JobState};
 use flexiq_core::{Error, JobStatus, NewJob, Result};
@@ -98,27 +97,6 @@ impl Cols {
     }
 }
 
-/// Re-checks what `NewJob::build` guarantees, for jobs assembled by hand.
-fn check(j: &NewJob) -> Result<()> {
-    validate_name("queue name", &j.queue)?;
-    validate_name("task name", &j.task)?;
-    if j.payload.len() > MAX_PAYLOAD_BYTES {
-        return Err(Error::invalid(format!(
-            "payload of job {} is {} bytes, over the {MAX_PAYLOAD_BYTES} byte limit",
-            j.id,
-            j.payload.len()
-        )));
-    }
-    if let Some(k) = &j.unique_key {
-        validate_name("unique key", k)?;
-    }
-    if let Some(m) = &j.metadata {
-        flexiq_core::options::validate_metadata(m)?;
-    }
-    j.backoff.validate()?;
-    Ok(())
-}
-
 /// The error for a batch naming a revoked task: the whole batch is refused.
 fn revoked_error(task: &str) -> Error {
     Error::TaskRevoked { task: task.to_string() }
@@ -126,15 +104,9 @@ fn revoked_error(task: &str) -> Error {
 
 impl PgStore {
     pub(crate) async fn enqueue_jobs(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+        req.validate()?;
         if req.jobs.is_empty() {
             return Ok(Vec::new());
-        }
-        let mut seen = BTreeSet::new();
-        for j in &req.jobs {
-            check(j)?;
-            if !seen.insert(j.id.clone()) {
-                return Err(Error::invalid(format!("job id {} appears twice in one enqueue", j.id)));
-            }
         }
         let simple = req.max_pending.is_none()
             && req.jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty());

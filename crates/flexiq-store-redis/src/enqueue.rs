@@ -1,8 +1,8 @@
 //! Enqueue: argument encoding for `enqueue.lua` (shared with replays and dead-letter
 //! retries) and the checks made before a batch is sent.
 
-use flexiq_core::store::{EnqueueRequest, Enqueued};
-use flexiq_core::{Error, JobId, NewJob, Result};
+use flexiq_core::store::Enqueued;
+use flexiq_core::{JobId, NewJob, Result};
 use fred::types::Value;
 
 use crate::codec::{int, text};
@@ -75,33 +75,4 @@ pub(crate) async fn run_enqueue(ctx: &Ctx, args: Vec<Value>) -> Result<Vec<Enque
     ctx.waker.work_changed();
     ctx.waker.job_changed();
     Ok(out)
-}
-
-pub(crate) fn validate_batch(req: &EnqueueRequest) -> Result<()> {
-    if req.max_pending == Some(0) {
-        return Err(Error::invalid("max_pending must be at least 1"));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for (i, j) in req.jobs.iter().enumerate() {
-        flexiq_core::options::validate_name("queue name", &j.queue)?;
-        flexiq_core::options::validate_name("task name", &j.task)?;
-        if !seen.insert(j.id.as_str()) {
-            return Err(Error::invalid(format!("job {} appears twice in one batch", j.id)));
-        }
-        if j.payload.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!("payload of job {} is too large", j.id)));
-        }
-        for d in &j.depends_on {
-            if d == &j.id {
-                return Err(Error::invalid(format!("job {} depends on itself", j.id)));
-            }
-            if req.jobs[i..].iter().any(|later| &later.id == d) {
-                return Err(Error::invalid(format!(
-                    "job {} depends on {d}, which comes later in the batch",
-                    j.id
-                )));
-            }
-        }
-    }
-    Ok(())
 }

@@ -182,10 +182,10 @@ impl RedisStore {
 impl JobStore for RedisStore {
     async fn enqueue(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
         self.ctx.check()?;
+        req.validate()?;
         if req.jobs.is_empty() {
             return Ok(Vec::new());
         }
-        crate::enqueue::validate_batch(&req)?;
         if crate::enqueue_plain::qualifies(&req.jobs, req.max_pending, req.now) {
             let args = crate::enqueue_plain::plain_args(&req.jobs, req.now);
             return crate::enqueue_plain::run_plain(&self.ctx, &req.jobs, args).await;
@@ -196,12 +196,9 @@ impl JobStore for RedisStore {
 
     async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
         self.ctx.check()?;
-        if req.limit == 0 {
-            return Err(Error::invalid("claim limit must be at least 1"));
-        }
-        let limit = req.limit.min(flexiq_core::MAX_PAGE);
+        req.validate()?;
         let mut a =
-            vec![n(req.now), n(i64::from(limit)), s(req.worker_id.clone()), n(req.queues.len() as i64)];
+            vec![n(req.now), n(i64::from(req.limit)), s(req.worker_id.clone()), n(req.queues.len() as i64)];
         a.extend(req.queues.iter().map(|q| s(q.clone())));
         let reply =
             self.ctx.conn.script(&self.ctx.conn.scripts.claim, &self.ctx.keys.base, a).await?.into_array();

@@ -3,10 +3,9 @@
 //! jobs that are already pending are claimed like any other: revocation only refuses new
 //! enqueues.
 
-use flexiq_core::options::validate_name;
 use flexiq_core::store::ClaimRequest;
 use flexiq_core::transition::{transition, Event};
-use flexiq_core::{ClaimedJob, Error, Fence, Job, JobStatus, RateLimit, Result, TokenBucket, MAX_PAGE};
+use flexiq_core::{ClaimedJob, Error, Fence, Job, JobStatus, RateLimit, Result, TokenBucket};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::apply::apply_claims;
@@ -104,18 +103,6 @@ fn save_bucket(conn: &Connection, ns: &str, queue: &str, b: TokenBucket) -> Resu
         .db()?
         .execute((ns, queue, b.tokens, b.updated_at))
         .db()?;
-    Ok(())
-}
-
-/// Checks a claim request.
-pub(crate) fn validate(req: &ClaimRequest) -> Result<()> {
-    if req.limit == 0 || req.limit > MAX_PAGE {
-        return Err(Error::invalid(format!("claim limit {} must be between 1 and {MAX_PAGE}", req.limit)));
-    }
-    validate_name("worker id", &req.worker_id)?;
-    for q in &req.queues {
-        validate_name("queue name", q)?;
-    }
     Ok(())
 }
 

@@ -80,30 +80,6 @@ fn exists(conn: &Connection, id: &JobId) -> Result<bool> {
         .db()
 }
 
-/// Checks what `NewJob::build` guarantees, for callers that built jobs by hand.
-pub(crate) fn validate(jobs: &[NewJob]) -> Result<()> {
-    use flexiq_core::options::{validate_name, MAX_PAYLOAD_BYTES};
-    for j in jobs {
-        validate_name("task name", &j.task)?;
-        validate_name("queue name", &j.queue)?;
-        if j.payload.len() > MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!(
-                "payload of job {} is {} bytes, over the {MAX_PAYLOAD_BYTES} byte limit",
-                j.id,
-                j.payload.len()
-            )));
-        }
-        if j.run_at < 0 {
-            return Err(Error::invalid(format!(
-                "run_at {} of job {} is before the Unix epoch",
-                j.run_at, j.id
-            )));
-        }
-        j.backoff.validate()?;
-    }
-    Ok(())
-}
-
 fn revoked(conn: &Connection, ns: &str, task: &str) -> Result<bool> {
     conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM revoked_tasks WHERE ns = ?1 AND task = ?2)")
         .db()?

@@ -114,7 +114,7 @@ fn must_exist(conn: &Connection, ns: &str, id: &JobId) -> Result<()> {
 #[async_trait::async_trait]
 impl JobStore for SqliteStore {
     async fn enqueue(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
-        enqueue::validate(&req.jobs)?;
+        req.validate()?;
         if req.jobs.is_empty() {
             return Ok(Vec::new());
         }
@@ -124,7 +124,7 @@ impl JobStore for SqliteStore {
     }
 
     async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>> {
-        claim::validate(&req)?;
+        req.validate()?;
         let ns = self.ns();
         let small = req.limit as usize <= SMALL_CLAIM_OR_ACK;
         self.write_sized(true, small, move |ctx| claim::claim(ctx, &ns, &req)).await

@@ -11,6 +11,7 @@ mod history;
 mod inspect;
 mod jobs;
 mod maintenance;
+mod validate;
 
 pub use control::{DeadLetters, QueueConfig, QueueControl};
 pub use history::History;

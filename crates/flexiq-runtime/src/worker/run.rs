@@ -157,10 +157,12 @@ impl Dispatcher {
             let free = self.free();
             let low_water = (self.prefetch.get() / 2) as usize;
             if maybe_more && free > 0 && self.buffer.len() <= low_water {
-                match self.claim(free).await {
+                // One claim returns at most a page; a worker with more free room claims again.
+                let limit = free.min(flexiq_core::MAX_PAGE);
+                match self.claim(limit).await {
                     Ok(n) => {
                         super::readiness::mark_ready(&self.shared.ready);
-                        maybe_more = n as u32 == free;
+                        maybe_more = n as u32 == limit;
                         if n > 0 {
                             continue;
                         }

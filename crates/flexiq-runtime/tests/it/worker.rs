@@ -290,3 +290,22 @@ async fn ready_resolves_once_the_worker_claims_and_errors_when_it_stopped_first(
     assert!(err.to_string().contains(handle.id()), "{err}");
     let _ = handle.join().await;
 }
+
+#[tokio::test]
+async fn a_worker_with_more_room_than_one_claim_page_still_claims() {
+    let q = open().await;
+    let config = WorkerConfig {
+        concurrency: flexiq_runtime::MAX_CONCURRENCY,
+        prefetch: Some(flexiq_runtime::MAX_CONCURRENCY),
+        ..quiet_config()
+    };
+    let mut w = Worker::new(q.queue.clone(), config).unwrap();
+    w.register("t", |_| async { Ok(None) }).unwrap();
+    let running = w.start();
+    let ready = tokio::time::timeout(Duration::from_secs(10), running.ready()).await;
+    assert!(matches!(ready, Ok(Ok(()))), "claims of more than a page must not fail: {ready:?}");
+    let id = q.enqueue("t", b"".to_vec(), EnqueueOptions::default()).await.unwrap();
+    q.result(id.as_str(), SECS_10, None).await.unwrap();
+    let counters = running.shutdown().await.unwrap();
+    assert_eq!(counters.succeeded, 1);
+}
