@@ -99,23 +99,7 @@ async fn cluster_namespaces_spread_over_the_masters_and_each_works() {
         let job = NewJob::build("t", b"x".to_vec(), EnqueueOptions::default(), now).unwrap();
         s.enqueue(EnqueueRequest { jobs: vec![job], max_pending: None, now }).await.unwrap();
         assert_eq!(s.count_pending("default").await.unwrap(), 1, "{ns}");
-        let slot: i64 = c
-            .custom(
-                CustomCommand::new_static("CLUSTER", ClusterHash::Random, false),
-                vec!["KEYSLOT".to_string(), format!("{{{}:{ns}}}", h.prefix)],
-            )
-            .await
-            .unwrap();
-        let slots: Value = c
-            .custom(CustomCommand::new_static("CLUSTER", ClusterHash::Random, false), vec!["SLOTS"])
-            .await
-            .unwrap();
-        let owner = slots.into_array().into_iter().find_map(|range| {
-            let r = range.into_array();
-            let (lo, hi) = (r[0].as_i64()?, r[1].as_i64()?);
-            (lo..=hi).contains(&slot).then(|| r[2].clone().into_array()[1].as_i64())?
-        });
-        owners.insert(owner.expect("a master serves every slot"));
+        owners.insert(owner_of(&c, &format!("{{{}:{ns}}}", h.prefix)).await);
     }
     assert!(owners.len() > 1, "twelve namespaces all landed on one master: {owners:?}");
     let _ = c.quit().await;
