@@ -29,7 +29,10 @@ impl NewJob {
             )));
         }
         if self.run_at < 0 {
-            return Err(Error::invalid(format!("run_at {} of job {id} is before the Unix epoch", self.run_at)));
+            return Err(Error::invalid(format!(
+                "run_at {} of job {id} is before the Unix epoch",
+                self.run_at
+            )));
         }
         if self.max_retries > MAX_RETRIES_LIMIT {
             return Err(Error::invalid(format!(
