@@ -151,7 +151,7 @@ impl PgStore {
         let queues: Vec<&String> = cols.queue.iter().collect::<BTreeSet<_>>().into_iter().collect();
         let ns: &str = &self.ns;
         let payload = self.shared.hub.work_payload(ns);
-        let channel = crate::notify::CHANNEL;
+        let channel = crate::wake::CHANNEL;
         let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
             &ns,
             &tasks,

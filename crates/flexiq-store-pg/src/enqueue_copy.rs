@@ -107,7 +107,7 @@ impl PgStore {
             rows.iter().map(|r| r.job.queue.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
         let ns: &str = &self.ns;
         let payload = self.shared.hub.work_payload(ns);
-        let channel = crate::notify::CHANNEL;
+        let channel = crate::wake::CHANNEL;
         let what = "enqueue";
         let prelude = c.prep(what, &self.sql(&prelude_sql(notify))).await?;
         let copy = c.prep(what, &self.sql(COPY_JOBS)).await?;

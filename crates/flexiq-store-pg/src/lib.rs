@@ -27,12 +27,12 @@ mod inspect;
 mod jobs;
 mod maintenance;
 mod migrate;
-mod notify;
 mod options;
 mod row;
 mod settings;
 mod store;
-mod waits;
+mod wait;
+mod wake;
 
 pub use options::{PgOptions, DEFAULT_SCHEMA};
 pub use store::PgStore;

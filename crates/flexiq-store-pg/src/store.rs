@@ -11,8 +11,8 @@ use tokio_postgres::NoTls;
 use crate::claim_free::LimitedHint;
 use crate::db::Conn;
 use crate::migrate;
-use crate::notify::{run_listener, run_notifier, Hub};
 use crate::options::PgOptions;
+use crate::wake::{run_listener, run_notifier, Hub};
 
 /// A flexiq store on PostgreSQL, scoped to one namespace.
 ///

@@ -10,9 +10,9 @@ use flexiq_core::settings::{validate_setting_key, validate_setting_value};
 use flexiq_core::store::{Leadership, Maintenance, Schema, Settings};
 use flexiq_core::{validate_new_floor, Error, MigrationSummary, Result};
 
-use crate::codec::{self, int, text};
 use crate::conn::{n, s};
 use crate::control::ARCHIVE_BATCH;
+use crate::row::{self, int, text};
 use crate::store::RedisStore;
 
 impl RedisStore {
@@ -73,7 +73,7 @@ impl Settings for RedisStore {
 
     async fn list_settings(&self) -> Result<BTreeMap<String, String>> {
         self.ctx.check()?;
-        let flat = codec::strings(self.ctx.conn.cmd("HGETALL", vec![s(self.ctx.keys.settings())]).await?);
+        let flat = row::strings(self.ctx.conn.cmd("HGETALL", vec![s(self.ctx.keys.settings())]).await?);
         Ok(flat.chunks(2).filter(|p| p.len() == 2).map(|p| (p[0].clone(), p[1].clone())).collect())
     }
 }
@@ -182,7 +182,7 @@ impl Maintenance for RedisStore {
     async fn list_workers(&self) -> Result<Vec<WorkerInfo>> {
         self.ctx.check()?;
         let v = self.ctx.conn.cmd("HVALS", vec![s(self.ctx.keys.k("workers"))]).await?;
-        let mut out: Vec<WorkerInfo> = codec::strings(v)
+        let mut out: Vec<WorkerInfo> = row::strings(v)
             .iter()
             .map(|j| serde_json::from_str(j).map_err(Error::backend))
             .collect::<Result<_>>()?;

@@ -8,9 +8,9 @@
 
 use flexiq_core::{JobStatus, Result};
 
-use crate::codec::{self, text};
 use crate::conn::{n, s};
 use crate::keys::member_id;
+use crate::row::{self, text};
 use crate::store::RedisStore;
 
 /// Index members read and indexed per step.
@@ -32,13 +32,13 @@ impl RedisStore {
             let mut from = "-".to_string();
             loop {
                 let range = vec![s(index.as_str()), s(from), s("+"), s("BYLEX"), s("LIMIT"), n(0), n(PAGE)];
-                let members = codec::strings(self.ctx.conn.cmd("ZRANGE", range).await?);
+                let members = row::strings(self.ctx.conn.cmd("ZRANGE", range).await?);
                 let Some(last) = members.last() else { break };
                 from = format!("({last}");
                 let mut args = vec![s("index_combined")];
                 args.extend(members.iter().map(|m| s(member_id(m))));
                 let v = self.ctx.conn.script(&self.ctx.conn.scripts.small, &self.ctx.keys.base, args).await?;
-                indexed += codec::int(&v).unwrap_or(0).max(0) as u64;
+                indexed += row::int(&v).unwrap_or(0).max(0) as u64;
                 if (members.len() as i64) < PAGE {
                     break;
                 }

@@ -10,8 +10,8 @@ use flexiq_core::id::new_row_id;
 use flexiq_core::store::{Ack, AckKind};
 use flexiq_core::{transition, AckOutcome, Event, Fence, JobState, JobStatus, Result};
 
-use crate::codec::int;
 use crate::conn::{b, n, s};
+use crate::row::int;
 use crate::store::Ctx;
 
 /// Whether completing the attempt `fence` names is the plain completion.

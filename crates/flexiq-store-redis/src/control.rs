@@ -8,13 +8,13 @@ use flexiq_core::{
     Page, RateLimit, Result,
 };
 
-use crate::codec::{self, int, text};
 use crate::conn::{n, s};
 use crate::enqueue::{enqueue_args, run_enqueue};
 use crate::keys::{member, member_id};
 use crate::listing::Walk;
-use crate::plan::transact;
+use crate::row::{self, int, text};
 use crate::store::RedisStore;
+use crate::transact::transact;
 
 /// Jobs moved or deleted per script call, so no call blocks the server for long.
 pub(crate) const ARCHIVE_BATCH: i64 = 500;
@@ -147,7 +147,7 @@ impl QueueControl for RedisStore {
 
     async fn paused_queues(&self) -> Result<Vec<String>> {
         self.ctx.check()?;
-        let mut qs = codec::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("paused"))]).await?);
+        let mut qs = row::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("paused"))]).await?);
         qs.sort();
         Ok(qs)
     }
@@ -212,7 +212,7 @@ impl QueueControl for RedisStore {
         let mut cancelled = 0u64;
         let mut start = 0i64;
         loop {
-            let ms = codec::strings(
+            let ms = row::strings(
                 self.ctx.conn.cmd("ZRANGE", vec![s(key.clone()), n(start), n(start + 499)]).await?,
             );
             if ms.is_empty() {
@@ -257,7 +257,7 @@ impl QueueControl for RedisStore {
 
     async fn revoked_tasks(&self) -> Result<Vec<String>> {
         self.ctx.check()?;
-        let mut t = codec::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("revoked"))]).await?);
+        let mut t = row::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("revoked"))]).await?);
         t.sort();
         Ok(t)
     }

@@ -5,8 +5,8 @@ use flexiq_core::store::Enqueued;
 use flexiq_core::{JobId, NewJob, Result};
 use fred::types::Value;
 
-use crate::codec::{int, text};
 use crate::conn::{b, n, s};
+use crate::row::{int, text};
 use crate::store::Ctx;
 
 /// The optional text fields a job hash stores when set (besides the unique key and the

@@ -7,11 +7,11 @@ use flexiq_core::{
     NewJob, Partial, ReplayEntry, Result,
 };
 
-use crate::codec::{self, int};
 use crate::conn::{b, n, s};
 use crate::enqueue::{enqueue_args, run_enqueue};
-use crate::plan::transact;
+use crate::row::{self, int};
 use crate::store::RedisStore;
+use crate::transact::transact;
 
 impl RedisStore {
     /// A job from the live table or, failing that, the archive.
@@ -20,7 +20,7 @@ impl RedisStore {
             return Ok(Some(j));
         }
         let v = self.ctx.conn.cmd("HGETALL", vec![s(self.ctx.keys.archived(id.as_str()))]).await?;
-        codec::job_from_hash(&self.ctx.ns, id.as_str(), v)
+        row::job_from_hash(&self.ctx.ns, id.as_str(), v)
     }
 
     async fn small_op(&self, args: Vec<fred::types::Value>) -> Result<i64> {
@@ -44,7 +44,7 @@ impl History for RedisStore {
             .cmd("ZRANGE", vec![s(self.ctx.keys.k("metrics")), n(since), s("+inf"), s("BYSCORE")])
             .await?;
         let mut rows = Vec::new();
-        for m in codec::strings(v) {
+        for m in row::strings(v) {
             let row: MetricRow = serde_json::from_str(after_bar(&m)).map_err(Error::backend)?;
             if task.is_none_or(|t| row.task == t) {
                 rows.push(row);
@@ -89,7 +89,7 @@ impl History for RedisStore {
         Ok((after_seq + 1..=last)
             .zip(v.chunks(2))
             .filter_map(|(seq, p)| {
-                Some(Partial { seq, data: codec::bytes(&p[0])?, published_at: int(&p[1]).unwrap_or(0) })
+                Some(Partial { seq, data: row::bytes(&p[0])?, published_at: int(&p[1]).unwrap_or(0) })
             })
             .collect())
     }
@@ -112,7 +112,7 @@ impl History for RedisStore {
         self.ctx.check()?;
         let v =
             self.ctx.conn.cmd("ZRANGE", vec![s(self.ctx.keys.k(&format!("log:{id}"))), n(0), n(-1)]).await?;
-        codec::strings(v).iter().map(|m| serde_json::from_str(after_bar(m)).map_err(Error::backend)).collect()
+        row::strings(v).iter().map(|m| serde_json::from_str(after_bar(m)).map_err(Error::backend)).collect()
     }
 
     async fn set_progress(&self, id: &JobId, fence: Fence, progress: f64) -> Result<AckOutcome> {
@@ -172,7 +172,7 @@ impl History for RedisStore {
         self.ctx.check()?;
         let v =
             self.ctx.conn.cmd("LRANGE", vec![s(self.ctx.keys.k(&format!("rp:{id}"))), n(0), n(-1)]).await?;
-        let mut out: Vec<ReplayEntry> = codec::strings(v)
+        let mut out: Vec<ReplayEntry> = row::strings(v)
             .iter()
             .map(|j| serde_json::from_str(j).map_err(Error::backend))
             .collect::<Result<_>>()?;

@@ -9,10 +9,10 @@ use flexiq_core::{
     validate_limit, Cursor, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page, Result, Stats,
 };
 
-use crate::codec::{self, int, text};
 use crate::conn::s;
 use crate::keys::{member, member_id, pad};
 use crate::listing::{hgetall_many, Walk};
+use crate::row::{self, int, text};
 use crate::store::RedisStore;
 
 impl RedisStore {
@@ -73,7 +73,7 @@ impl RedisStore {
             let keys: Vec<String> = ms.iter().map(|m| self.ctx.keys.job(member_id(m))).collect();
             let vals = hgetall_many(&self.ctx.conn, keys).await?;
             for (m, v) in ms.iter().zip(vals) {
-                let Some(job) = codec::job_from_hash(&self.ctx.ns, member_id(m), v)? else { continue };
+                let Some(job) = row::job_from_hash(&self.ctx.ns, member_id(m), v)? else { continue };
                 if !filter.matches(&job) {
                     continue;
                 }
@@ -96,7 +96,7 @@ impl RedisStore {
         while let Some(ms) = walk.next().await? {
             let keys: Vec<String> = ms.iter().map(|m| self.ctx.keys.archived(member_id(m))).collect();
             for (m, v) in ms.iter().zip(hgetall_many(&self.ctx.conn, keys).await?) {
-                if let Some(job) = codec::job_from_hash(&self.ctx.ns, member_id(m), v)? {
+                if let Some(job) = row::job_from_hash(&self.ctx.ns, member_id(m), v)? {
                     out.push(job);
                 }
             }
@@ -123,7 +123,7 @@ impl RedisStore {
                     else {
                         continue;
                     };
-                    stats.add(codec::status(&code)?, c.max(0) as u64);
+                    stats.add(row::status(&code)?, c.max(0) as u64);
                 }
                 Ok(stats)
             })
@@ -131,7 +131,7 @@ impl RedisStore {
     }
 
     pub(crate) async fn known_queues(&self) -> Result<Vec<String>> {
-        let mut qs = codec::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("queues"))]).await?);
+        let mut qs = row::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("queues"))]).await?);
         qs.sort();
         Ok(qs)
     }
@@ -217,7 +217,7 @@ impl Inspect for RedisStore {
             .conn
             .cmd("ZRANGE", vec![s(self.ctx.keys.k(&format!("err:{id}"))), s("0"), s("-1")])
             .await?;
-        let mut rows: Vec<JobError> = codec::strings(v)
+        let mut rows: Vec<JobError> = row::strings(v)
             .iter()
             .map(|j| serde_json::from_str(j).map_err(Error::backend))
             .collect::<Result<_>>()?;
@@ -253,13 +253,13 @@ impl Inspect for RedisStore {
             nodes.push(DagNode {
                 id: cur.clone(),
                 task: f.first().and_then(text).unwrap_or_default(),
-                status: codec::status(&st)?,
+                status: row::status(&st)?,
             });
             for d in f.get(2).and_then(text).unwrap_or_default().split(',').filter(|d| !d.is_empty()) {
                 edges.insert(DagEdge { from: d.to_string(), to: cur.clone() });
                 queue.push_back(d.to_string());
             }
-            for child in codec::strings(it.next().unwrap_or(fred::types::Value::Null)) {
+            for child in row::strings(it.next().unwrap_or(fred::types::Value::Null)) {
                 edges.insert(DagEdge { from: cur.clone(), to: child.clone() });
                 queue.push_back(child);
             }

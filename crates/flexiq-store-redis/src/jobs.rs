@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::codec::{self, int, text};
 use crate::conn::{b, n, s};
-use crate::plan::transact;
+use crate::row::{self, int, text};
 use crate::store::RedisStore;
+use crate::transact::transact;
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
 use flexiq_core::{
     transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, Refusal, Result,
@@ -37,7 +37,7 @@ impl RedisStore {
         ids: Vec<String>,
         event: Event,
         now: i64,
-        applies: impl Fn(&codec::StateRow) -> bool + Sync,
+        applies: impl Fn(&row::StateRow) -> bool + Sync,
     ) -> Result<Vec<JobId>> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -115,7 +115,7 @@ impl RedisStore {
                 ],
             )
             .await?;
-        Ok(codec::strings(v))
+        Ok(row::strings(v))
     }
 
     /// Up to 1,000 running jobs that started before `cutoff` (a sweep takes the rest next
@@ -137,7 +137,7 @@ impl RedisStore {
                 n(0),
                 n(PAGE),
             ];
-            let members = codec::strings(self.ctx.conn.cmd("ZRANGE", range).await?);
+            let members = row::strings(self.ctx.conn.cmd("ZRANGE", range).await?);
             let Some(last) = members.last() else { break };
             from = s(format!("({last}"));
             let full = members.len() as i64 == PAGE;
@@ -206,7 +206,7 @@ impl JobStore for RedisStore {
         let mut it = reply.into_iter();
         while let (Some(id), Some(fields)) = (it.next(), it.next()) {
             let id = text(&id).unwrap_or_default();
-            let job = codec::job_from_fields(&self.ctx.ns, &id, fields.into_array())?
+            let job = row::job_from_fields(&self.ctx.ns, &id, fields.into_array())?
                 .ok_or_else(|| Error::backend(format!("claimed job {id} vanished")))?;
             let fence =
                 job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
@@ -355,7 +355,7 @@ impl JobStore for RedisStore {
     async fn get(&self, id: &JobId) -> Result<Option<Job>> {
         self.ctx.check()?;
         let v = self.ctx.conn.cmd("HGETALL", vec![s(self.ctx.keys.job(id.as_str()))]).await?;
-        codec::job_from_hash(&self.ctx.ns, id.as_str(), v)
+        row::job_from_hash(&self.ctx.ns, id.as_str(), v)
     }
 
     async fn get_result(&self, id: &JobId) -> Result<Option<Vec<u8>>> {
@@ -367,16 +367,16 @@ impl JobStore for RedisStore {
             .await?
             .into_array();
         let Some(st) = v.first().and_then(text) else { return Err(Error::JobNotFound(id.clone())) };
-        if codec::status(&st)? != JobStatus::Completed {
+        if row::status(&st)? != JobStatus::Completed {
             return Ok(None);
         }
-        Ok(v.get(1).and_then(codec::bytes))
+        Ok(v.get(1).and_then(row::bytes))
     }
 
     async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()> {
         self.ctx.check()?;
         let queues: Vec<String> = if queues.is_empty() {
-            codec::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("queues"))]).await?)
+            row::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("queues"))]).await?)
         } else {
             queues.to_vec()
         };

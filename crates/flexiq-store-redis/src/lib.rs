@@ -4,14 +4,13 @@
 //! touches one slot, the slot of the one key it declares (`KEYS[1]`, the namespace base), and
 //! the store runs unchanged on Redis Cluster (the conformance suite runs on both). Enqueue and claim are
 //! single scripts; every other status change is decided by `flexiq_core::transition` in Rust
-//! and committed by a compare-and-set script guarded by per-job versions ([`plan`]). Jobs
+//! and committed by a compare-and-set script guarded by per-job versions ([`transact`]). Jobs
 //! are hashes; listings are sorted sets keyed by time, so keyset pages are index seeks;
 //! per-queue status counters make stats O(1). Idle workers block on a marker key.
 //! See `docs/redis.md` for the key layout and operating notes.
 
 mod admin;
 mod backfill;
-mod codec;
 mod complete;
 mod conn;
 mod control;
@@ -24,8 +23,9 @@ mod jobs;
 mod keys;
 mod listing;
 mod options;
-mod plan;
+mod row;
 mod store;
+mod transact;
 mod wake;
 
 use std::sync::atomic::Ordering;

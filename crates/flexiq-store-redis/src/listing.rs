@@ -9,8 +9,8 @@ use fred::types::Value;
 
 use flexiq_core::Result;
 
-use crate::codec;
 use crate::conn::{n, s, Conn};
+use crate::row;
 
 /// Members fetched per index per step when filtering in memory.
 const CHUNK: i64 = 256;
@@ -60,7 +60,7 @@ impl<'a> Walk<'a> {
                 vec![s(key), s(max), s(min), s("BYLEX"), s("REV"), s("LIMIT"), n(offset), n(count)],
             )
             .await?;
-        Ok(codec::strings(v))
+        Ok(row::strings(v))
     }
 
     /// The next chunk of members, newest first; `None` when the walk is over. With a
@@ -95,7 +95,7 @@ impl<'a> Walk<'a> {
             let mut merged = Vec::new();
             let mut floor: Option<String> = None;
             for v in self.conn.pipeline(ranges).await? {
-                let ms = codec::strings(v);
+                let ms = row::strings(v);
                 if ms.len() as i64 == count {
                     let last = ms.last().cloned();
                     if floor.is_none() || last > floor {

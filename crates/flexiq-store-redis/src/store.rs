@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use flexiq_core::{check_floor, Error, Result};
 
-use crate::codec;
 use crate::conn::{s, Conn};
 use crate::keys::Keys;
 use crate::options::{validate_namespace, RedisOptions};
+use crate::row;
 use crate::wake::Waker;
 
 /// Connections shared by every namespace handle of one `connect`.
@@ -96,14 +96,14 @@ impl RedisStore {
     pub async fn server_now_ms(&self) -> Result<i64> {
         self.ctx.check()?;
         let v = self.ctx.conn.cmd("TIME", vec![]).await?.into_array();
-        let secs = v.first().and_then(codec::int).ok_or_else(|| crate::error::shape("TIME"))?;
-        let micros = v.get(1).and_then(codec::int).unwrap_or(0);
+        let secs = v.first().and_then(row::int).ok_or_else(|| crate::error::shape("TIME"))?;
+        let micros = v.get(1).and_then(row::int).unwrap_or(0);
         Ok(secs * 1_000 + micros / 1_000)
     }
 
     /// The stored contract floor (1 when never set).
     pub(crate) async fn floor(&self) -> Result<u32> {
         let v = self.ctx.conn.cmd("HGET", vec![s(self.ctx.keys.meta()), s("min_contract")]).await?;
-        Ok(codec::int(&v).map(|f| f as u32).unwrap_or(1))
+        Ok(row::int(&v).map(|f| f as u32).unwrap_or(1))
     }
 }

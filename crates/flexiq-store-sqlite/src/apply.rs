@@ -9,7 +9,7 @@ use flexiq_core::transition::{transition, Event, JobState, Next};
 use flexiq_core::{Error, JobStatus, Result};
 
 use crate::error::SqlResultExt;
-use crate::rows::{load_state, Loaded};
+use crate::row::{load_state, Loaded};
 use crate::writer::{MetricInsert, WriteCtx};
 
 /// Column values a transition writes beside the [`Next`].

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::apply::apply_claims;
 use crate::error::SqlResultExt;
-use crate::rows::{fill_deps, job_from_row, Loaded, JOB_COLS, JOB_COL_COUNT};
+use crate::row::{fill_deps, job_from_row, Loaded, JOB_COLS, JOB_COL_COUNT};
 use crate::writer::WriteCtx;
 
 /// A queue's persisted controls and bucket.

@@ -10,7 +10,7 @@ use flexiq_core::{Error, JobStatus, RateLimit, Result};
 use crate::apply::{fire, Extras};
 use crate::claim::queue_row;
 use crate::error::SqlResultExt;
-use crate::rows::load_state;
+use crate::row::load_state;
 use crate::writer::WriteCtx;
 use crate::SqliteStore;
 

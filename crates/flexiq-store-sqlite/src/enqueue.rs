@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::apply::{fire, Extras};
 use crate::error::{is_unique_violation, map, SqlResultExt};
-use crate::rows::load_state;
+use crate::row::load_state;
 use crate::writer::WriteCtx;
 
 const INSERT_HEAD: &str = "INSERT INTO jobs (id, ns, queue, task, payload, priority, status, attempt,

@@ -8,7 +8,7 @@ use flexiq_core::{
 };
 
 use crate::error::SqlResultExt;
-use crate::rows::{job_exists, load_job, load_state};
+use crate::row::{job_exists, load_job, load_state};
 use crate::{enqueue, SqliteStore};
 
 #[async_trait::async_trait]

@@ -14,7 +14,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::SqlResultExt;
-use crate::rows::{job_exists, query_jobs, JOB_COLS};
+use crate::row::{job_exists, query_jobs, JOB_COLS};
 use crate::SqliteStore;
 
 /// The keyset listing names cursors are bound to.

@@ -7,7 +7,7 @@ use rusqlite::Connection;
 
 use crate::apply::{apply_completions, fire, is_plain_completion, Extras};
 use crate::error::SqlResultExt;
-use crate::rows::{job_exists, load_job, load_state, load_states, loaded_from_row, Loaded, STATE_COLS};
+use crate::row::{job_exists, load_job, load_state, load_states, loaded_from_row, Loaded, STATE_COLS};
 use crate::writer::WriteCtx;
 use crate::{claim, enqueue, wait, SqliteStore};
 

@@ -33,7 +33,7 @@ mod jobs;
 mod maintenance;
 mod options;
 mod readers;
-mod rows;
+mod row;
 mod schema;
 mod settings;
 mod store;
@@ -41,7 +41,7 @@ mod wait;
 mod wake;
 mod writer;
 
-pub mod plan;
+pub mod query_plans;
 
 pub use options::{Durability, SqliteOptions};
 pub use store::SqliteStore;

@@ -11,7 +11,7 @@ use flexiq_core::{
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::SqlResultExt;
-use crate::rows::JOB_COLS;
+use crate::row::JOB_COLS;
 use crate::{schema, SqliteStore};
 
 /// The archive sweep: terminal jobs finished before a cutoff, oldest first.

@@ -42,7 +42,7 @@ pub(crate) struct MetricInsert {
 
 impl MetricInsert {
     /// The metric row of the attempt of `st` that ended at `now`.
-    pub(crate) fn ended(ns: &str, st: &crate::rows::Loaded, success: bool, now: i64) -> MetricInsert {
+    pub(crate) fn ended(ns: &str, st: &crate::row::Loaded, success: bool, now: i64) -> MetricInsert {
         MetricInsert {
             ns: ns.to_string(),
             job_id: st.id.clone(),

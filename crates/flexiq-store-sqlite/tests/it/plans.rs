@@ -1,7 +1,7 @@
 //! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup and the sweeps:
 //! index seeks only, no full table scans, no temporary b-trees for ordering.
 
-use flexiq_store_sqlite::plan::planned_queries;
+use flexiq_store_sqlite::query_plans::planned_queries;
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
 fn plan(conn: &rusqlite::Connection, sql: &str) -> Vec<String> {

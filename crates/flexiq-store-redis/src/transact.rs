@@ -14,9 +14,9 @@ use flexiq_core::stats::MetricRow;
 use flexiq_core::{transition, Error, Event, JobStatus, Next, Result};
 use fred::types::Value;
 
-use crate::codec::{self, StateRow, STATE_FIELDS};
 use crate::conn::{n, s};
 use crate::keys::member;
+use crate::row::{self, StateRow, STATE_FIELDS};
 use crate::store::Ctx;
 
 /// How many times a plan is re-decided after losing a version race.
@@ -161,11 +161,11 @@ impl Plan {
                         original_job_id: id,
                         queue,
                         task_name: task.clone(),
-                        payload: v.first().and_then(codec::bytes).unwrap_or_default(),
+                        payload: v.first().and_then(row::bytes).unwrap_or_default(),
                         error,
                         retry_count: attempt,
                         failed_at: self.now,
-                        metadata: v.get(1).and_then(codec::text),
+                        metadata: v.get(1).and_then(row::text),
                     };
                     let m = member(self.now, &dead.id);
                     let json = serde_json::to_string(&dead).map_err(Error::backend)?;
@@ -229,12 +229,12 @@ impl Plan {
         let replies = ctx.conn.pipeline(cmds).await?;
         for (d, pair) in unknown.iter().zip(replies.chunks(2)) {
             let live = pair[0].clone().into_array();
-            let (st, version) = match live.first().and_then(codec::text) {
-                Some(st) => (Some(st), live.get(1).and_then(codec::text)),
-                None => (codec::text(&pair[1]), None),
+            let (st, version) = match live.first().and_then(row::text) {
+                Some(st) => (Some(st), live.get(1).and_then(row::text)),
+                None => (row::text(&pair[1]), None),
             };
             let completed = match st {
-                Some(st) => codec::status(&st)? == JobStatus::Completed,
+                Some(st) => row::status(&st)? == JobStatus::Completed,
                 None => true,
             };
             if !completed {
@@ -272,7 +272,7 @@ impl Plan {
             args.extend(r.iter().cloned());
         }
         let reply = ctx.conn.script(&ctx.conn.scripts.commit, &ctx.keys.base, args).await?;
-        let first = reply.into_array().first().and_then(codec::text);
+        let first = reply.into_array().first().and_then(row::text);
         Ok(first.as_deref() == Some("OK"))
     }
 }
@@ -292,7 +292,7 @@ pub(crate) async fn read_states(ctx: &Ctx, ids: &[String]) -> Result<Vec<Option<
 }
 
 async fn dependents(ctx: &Ctx, id: &str) -> Result<Vec<Option<StateRow>>> {
-    let ids = codec::strings(ctx.conn.cmd("SMEMBERS", vec![s(ctx.keys.k(&format!("dep:{id}")))]).await?);
+    let ids = row::strings(ctx.conn.cmd("SMEMBERS", vec![s(ctx.keys.k(&format!("dep:{id}")))]).await?);
     if ids.is_empty() {
         return Ok(Vec::new());
     }

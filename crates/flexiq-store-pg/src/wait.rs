@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use flexiq_core::{JobId, Result};
 
 use crate::db::uid;
-use crate::notify::{JOB_POLL_MS, WORK_POLL_MS};
 use crate::store::PgStore;
+use crate::wake::{JOB_POLL_MS, WORK_POLL_MS};
 
 /// Earliest `run_at` of a claimable job in unlimited, unpaused queues of the namespace, read
 /// from the claim index (there is no index on `run_at` alone: it would cost every enqueue one

@@ -26,8 +26,8 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
         q("claim", crate::claim::claim_sql()),
-        q("ack lookup", crate::rows::state_sql()),
-        q("ack lookup of a batch", crate::rows::states_sql()),
+        q("ack lookup", crate::row::state_sql()),
+        q("ack lookup of a batch", crate::row::states_sql()),
         q("write of plain claims", crate::apply::CLAIMS_UPDATE),
         q("write of plain completions", crate::apply::COMPLETIONS_UPDATE),
         q("release stale sweep", crate::jobs::sweep_sql("heartbeat_at")),
