@@ -1,0 +1,83 @@
+// Type-checked by `tsc -p tsconfig.json --noEmit`: the hand-written `index.d.ts` against the
+// declarations napi generates from the addon (`native.d.ts`), so the two cannot drift. A
+// mismatch is a compile error naming the method or option (`surface.test.mjs` checks the
+// same declarations against what the JavaScript layer really exports).
+import type { BackoffOptions, EnqueueOptions, JobFilterWide, Queue, TaskOptions } from '../index.js';
+import type {
+  BackoffOptions as NativeBackoffOptions,
+  JobOptions,
+  ListFilter,
+  NativeQueue,
+  TaskSpec,
+} from '../native.js';
+
+/** `true` when `A` and `B` are the same type (not merely assignable). */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+/** Names in `A` missing from `B` (`never` when none). */
+type Missing<A, B> = Exclude<keyof A, keyof B>;
+/** Fails to compile unless `T` is `never`; the error shows what `T` holds. */
+type None<T extends never> = T;
+
+// ---- methods ----
+
+/** Queue methods the JS layer adds over the addon: the worker side and aliases. */
+type JsOnly = 'task' | 'worker' | 'shutdown' | 'replay' | 'replayHistory' | 'purgeQueue';
+/** Addon methods the JS layer does not expose as such (it wraps them in `Worker`). */
+type NativeOnly = 'createWorker';
+/**
+ * Methods whose arguments or results the JS layer reshapes: payloads, results and metadata
+ * JSON-encoded or decoded, `Date`s to Unix ms, option objects to positional values, absent
+ * `nextCursor` / controls to `null`. Every other shared method passes through unchanged and
+ * must have the addon's signature.
+ */
+type Reshaped =
+  | 'enqueue'
+  | 'enqueueMany'
+  | 'getResult'
+  | 'result'
+  | 'stream'
+  | 'listJobsFiltered'
+  | 'listJobsAfter'
+  | 'listJobsFilteredAfter'
+  | 'listArchivedAfter'
+  | 'deadLettersAfter'
+  | 'queueConfig';
+
+type QueueMembers = keyof Queue;
+type NativeMembers = keyof NativeQueue;
+
+// Every addon method is on the Queue, and every Queue member is the addon's or a known JS one.
+export type AddonMethodsMissingFromQueue = None<Exclude<NativeMembers, QueueMembers | NativeOnly>>;
+export type QueueMembersUnknownToAddon = None<Exclude<QueueMembers, NativeMembers | JsOnly>>;
+// The lists above hold only real names.
+export type StaleJsOnly = None<Exclude<JsOnly, QueueMembers> | Extract<JsOnly, NativeMembers>>;
+export type StaleNativeOnly = None<Exclude<NativeOnly, NativeMembers> | Extract<NativeOnly, QueueMembers>>;
+export type StaleReshaped = None<Exclude<Reshaped, QueueMembers & NativeMembers>>;
+
+type PassThrough = Exclude<QueueMembers & NativeMembers, Reshaped>;
+type Fn = (...args: never[]) => unknown;
+/** What a caller may pass per `index.d.ts` the addon accepts, and what it returns fits the promise. */
+type Fits<K extends PassThrough> = Queue[K] extends Fn
+  ? NativeQueue[K] extends Fn
+    ? Parameters<Queue[K]> extends Parameters<NativeQueue[K]>
+      ? ReturnType<NativeQueue[K]> extends ReturnType<Queue[K]>
+        ? true
+        : false
+      : false
+    : false
+  : Same<Queue[K], NativeQueue[K]>;
+export type PassThroughSignaturesDiffer = None<{ [K in PassThrough]: Fits<K> extends true ? never : K }[PassThrough]>;
+
+// ---- option objects ----
+
+// Same option names; the JS layer only widens types (a Date for a time, an object for metadata).
+export type EnqueueOptionsDrift = None<Missing<EnqueueOptions, JobOptions> | Missing<JobOptions, EnqueueOptions>>;
+export type JobFilterDrift = None<Missing<JobFilterWide, ListFilter> | Missing<ListFilter, JobFilterWide>>;
+export type TaskOptionsDrift = None<Missing<TaskOptions, TaskSpec> | Exclude<Missing<TaskSpec, TaskOptions>, 'name'>>;
+export type BackoffDrift = None<Same<BackoffOptions, NativeBackoffOptions> extends true ? never : 'BackoffOptions'>;
+// Options passed through unchanged keep the addon's types.
+export type EnqueueOptionTypesDiffer = None<
+  {
+    [K in Exclude<keyof JobOptions, 'runAt' | 'metadata'>]: Same<EnqueueOptions[K], JobOptions[K]> extends true ? never : K;
+  }[Exclude<keyof JobOptions, 'runAt' | 'metadata'>]
+>;
