@@ -10,6 +10,21 @@ import { describe, it } from 'node:test';
 const require = createRequire(import.meta.url);
 const ts = require('typescript');
 const flexiq = require('../index.cjs');
+const { OPTION_SETS, LOG_LEVELS } = require('../lib/options.cjs');
+
+/** Each allowed-option set of lib/options.cjs and the declared type whose keys it must equal. */
+const OPTION_TYPES = {
+  queue: 'QueueOptions',
+  retention: 'RetentionOptions',
+  enqueue: 'EnqueueOptions',
+  backoff: 'BackoffOptions',
+  enqueueItem: 'EnqueueItem',
+  listFilter: 'JobFilter',
+  listFilterWide: 'JobFilterWide',
+  wait: 'WaitOptions',
+  task: 'TaskOptions',
+  worker: 'WorkerOptions',
+};
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);
 
@@ -51,6 +66,37 @@ function runtimeMembers(cls) {
   return { instance: instance.sort(), statics: statics.sort() };
 }
 
+/** The type checker over `index.d.ts` (and the `native.d.ts` it imports). */
+function checker() {
+  const file = new URL('../index.d.ts', import.meta.url).pathname;
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: [],
+  });
+  const tc = program.getTypeChecker();
+  const exports = new Map(tc.getExportsOfModule(tc.getSymbolAtLocation(program.getSourceFile(file))).map((s) => [s.name, s]));
+  const resolve = (name) => {
+    const s = exports.get(name);
+    assert.ok(s, `index.d.ts exports no ${name}`);
+    return s.flags & ts.SymbolFlags.Alias ? tc.getAliasedSymbol(s) : s;
+  };
+  return {
+    /** Property names of an exported type, inherited and mapped (`Pick`) ones included. */
+    keys: (name) => tc.getPropertiesOfType(tc.getDeclaredTypeOfSymbol(resolve(name))).map((p) => p.name).sort(),
+    /** The string literals of parameter `param` of method `method` on class `cls`. */
+    literals(cls, method, param) {
+      const m = tc.getPropertyOfType(tc.getDeclaredTypeOfSymbol(resolve(cls)), method);
+      const sig = tc.getSignaturesOfType(tc.getTypeOfSymbol(m), ts.SignatureKind.Call)[0];
+      const p = sig.parameters.find((x) => x.name === param);
+      const t = tc.getNonNullableType(tc.getTypeOfSymbol(p));
+      return (t.isUnion() ? t.types : [t]).map((x) => x.value).sort();
+    },
+  };
+}
+
 describe('index.d.ts matches the JavaScript layer', () => {
   it('declares exactly the values the package exports', () => {
     assert.deepEqual(declaredValues(), Object.keys(flexiq).sort());
@@ -61,4 +107,13 @@ describe('index.d.ts matches the JavaScript layer', () => {
       assert.deepEqual(declaredMembers(name), runtimeMembers(flexiq[name]));
     });
   }
+
+  describe('each allowed-option set equals its declared type', () => {
+    const tc = checker();
+    it('covers every set', () => assert.deepEqual(Object.keys(OPTION_TYPES).sort(), Object.keys(OPTION_SETS).sort()));
+    for (const [set, type] of Object.entries(OPTION_TYPES)) {
+      it(`${set}: ${type}`, () => assert.deepEqual([...OPTION_SETS[set]].sort(), tc.keys(type)));
+    }
+    it('log levels: JobContext.log(level)', () => assert.deepEqual([...LOG_LEVELS].sort(), tc.literals('JobContext', 'log', 'level')));
+  });
 });

@@ -1,9 +1,10 @@
 'use strict';
 // Argument shaping the addon cannot express: JSON encoding of payloads, results and
-// metadata, and refusal of option keys flexiq does not know (a misspelt option would
-// otherwise be silently ignored). Numbers are checked by the addon.
+// metadata, and refusal of option keys flexiq does not know (the sets are in options.cjs;
+// a misspelt option would otherwise be silently ignored). Numbers are checked by the addon.
 
 const { invalid } = require('./errors.cjs');
+const { OPTION_SETS } = require('./options.cjs');
 
 /** JSON text of a payload, partial or result (`undefined` encodes as `null`). */
 function encode(what, value) {
@@ -39,27 +40,11 @@ function options(what, value, allowed) {
   return value;
 }
 
-const JOB_OPTIONS = new Set([
-  'queue',
-  'priority',
-  'delay',
-  'runAt',
-  'maxRetries',
-  'backoff',
-  'timeout',
-  'uniqueKey',
-  'metadata',
-  'dependsOn',
-  'groupKey',
-]);
-
-const BACKOFF_OPTIONS = new Set(['base', 'max']);
-
 /** Enqueue options as the addon takes them. */
 function jobOptions(opts) {
-  const o = options('enqueue options', opts, JOB_OPTIONS);
+  const o = options('enqueue options', opts, OPTION_SETS.enqueue);
   if (o === undefined) return undefined;
-  if (o.backoff !== undefined) options('backoff', o.backoff, BACKOFF_OPTIONS);
+  if (o.backoff !== undefined) options('backoff', o.backoff, OPTION_SETS.backoff);
   if (o.metadata === undefined && !(o.runAt instanceof Date)) return o;
   const out = { ...o };
   if (o.runAt instanceof Date) out.runAt = o.runAt.getTime();

@@ -6,28 +6,10 @@ const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
 const { encode, decode, options, jobOptions } = require('./args.cjs');
 const { Worker } = require('./worker.cjs');
-
-const QUEUE_OPTIONS = new Set([
-  'dbPath',
-  'url',
-  'namespace',
-  'autoMigrate',
-  'maxPending',
-  'retention',
-  'durability',
-  'readConnections',
-  'busyTimeoutMs',
-  'poolSize',
-]);
-const RETENTION_OPTIONS = new Set(['archivedJobs', 'deadLetter', 'taskLogs', 'taskMetrics', 'jobErrors']);
-const LIST_FILTER = new Set(['status', 'queue', 'task', 'limit', 'offset']);
-const LIST_FILTER_WIDE = new Set([...LIST_FILTER, 'metadataContains', 'errorContains', 'createdAfter', 'createdBefore']);
-const WAIT_OPTIONS = new Set(['timeoutMs', 'pollMs']);
-const TASK_OPTIONS = new Set(['timeout', 'softTimeout']);
-const ENQUEUE_ITEM = new Set(['task', 'payload', 'options']);
+const { OPTION_SETS } = require('./options.cjs');
 
 function retention(value) {
-  return options('retention', value, RETENTION_OPTIONS);
+  return options('retention', value, OPTION_SETS.retention);
 }
 
 function createdRange(f) {
@@ -44,7 +26,7 @@ const OPENED = Symbol('flexiq.opened');
 
 function queueOptions(opts, how) {
   if (opts === undefined || opts === null) throw invalid(`${how} needs options: { dbPath } or { url }`);
-  const o = options('queue options', opts, QUEUE_OPTIONS);
+  const o = options('queue options', opts, OPTION_SETS.queue);
   if (o.retention !== undefined) retention(o.retention);
   return o;
 }
@@ -112,7 +94,7 @@ class Queue {
       for (let i = 0; i < items.length; i++) {
         const it = items[i];
         if (it === null || typeof it !== 'object') throw invalid(`enqueueMany item ${i} must be an object`);
-        options(`enqueueMany item ${i}`, it, ENQUEUE_ITEM);
+        options(`enqueueMany item ${i}`, it, OPTION_SETS.enqueueItem);
         out[i] = { task: it.task, payload: encode(`payload of item ${i}`, it.payload), options: jobOptions(it.options) };
       }
       return this.#native.enqueueMany(out);
@@ -130,12 +112,12 @@ class Queue {
   }
 
   async result(id, opts) {
-    const o = options('result options', opts, WAIT_OPTIONS) ?? {};
+    const o = options('result options', opts, OPTION_SETS.wait) ?? {};
     return decode(await callAsync(() => this.#native.result(id, o.timeoutMs, o.pollMs)));
   }
 
   stream(id, opts) {
-    const o = options('stream options', opts, WAIT_OPTIONS) ?? {};
+    const o = options('stream options', opts, OPTION_SETS.wait) ?? {};
     const s = callSync(() => this.#native.stream(id, o.timeoutMs, o.pollMs));
     return partials(s);
   }
@@ -157,24 +139,24 @@ class Queue {
   }
 
   listJobs(filter) {
-    return callAsync(() => this.#native.listJobs(options('listJobs filter', filter, LIST_FILTER)));
+    return callAsync(() => this.#native.listJobs(options('listJobs filter', filter, OPTION_SETS.listFilter)));
   }
 
   listJobsFiltered(filter) {
     return callAsync(() =>
-      this.#native.listJobsFiltered(createdRange(options('listJobsFiltered filter', filter, LIST_FILTER_WIDE))),
+      this.#native.listJobsFiltered(createdRange(options('listJobsFiltered filter', filter, OPTION_SETS.listFilterWide))),
     );
   }
 
   listJobsAfter(filter, after) {
-    return page(callAsync(() => this.#native.listJobsAfter(options('listJobsAfter filter', filter, LIST_FILTER), after)));
+    return page(callAsync(() => this.#native.listJobsAfter(options('listJobsAfter filter', filter, OPTION_SETS.listFilter), after)));
   }
 
   listJobsFilteredAfter(filter, after) {
     return page(
       callAsync(() =>
         this.#native.listJobsFilteredAfter(
-          createdRange(options('listJobsFilteredAfter filter', filter, LIST_FILTER_WIDE)),
+          createdRange(options('listJobsFilteredAfter filter', filter, OPTION_SETS.listFilterWide)),
           after,
         ),
       ),
@@ -389,7 +371,7 @@ class Queue {
   task(name, handler, opts) {
     if (typeof name !== 'string' || name.length === 0) throw invalid('task name must be a non-empty string');
     if (typeof handler !== 'function') throw invalid(`handler of task ${name} must be a function`);
-    const o = options(`options of task ${name}`, opts, TASK_OPTIONS) ?? {};
+    const o = options(`options of task ${name}`, opts, OPTION_SETS.task) ?? {};
     if (this.#tasks.has(name)) throw invalid(`task ${name} is already registered`);
     // An async wrapper, so a handler that throws synchronously or returns a plain value
     // still yields a Promise.

@@ -8,20 +8,8 @@
 
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
 const { encode, decode, options } = require('./args.cjs');
+const { OPTION_SETS, LOG_LEVELS } = require('./options.cjs');
 
-const WORKER_OPTIONS = new Set([
-  'concurrency',
-  'queues',
-  'workerId',
-  'prefetch',
-  'lease',
-  'pollInterval',
-  'shutdownTimeout',
-  'maintenance',
-  'archiveAfter',
-]);
-
-const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** The message and stack of whatever a handler threw. */
 function describe(err) {
@@ -128,7 +116,7 @@ class Worker {
   #onStopped;
 
   constructor(nativeQueue, tasks, opts, onStopped) {
-    const o = options('worker options', opts, WORKER_OPTIONS);
+    const o = options('worker options', opts, OPTION_SETS.worker);
     if (tasks.size === 0) throw invalid('a worker needs at least one task: register handlers with queue.task()');
     const specs = [...tasks].map(([name, t]) => ({ name, timeout: t.timeout, softTimeout: t.softTimeout }));
     this.#native = callSync(() => nativeQueue.createWorker(o, specs));

@@ -1,0 +1,80 @@
+'use strict';
+// Every option object the package takes, each named once: the keys it accepts. Validation
+// (`args.options`) refuses any other key, so a misspelt option is an error rather than
+// silently ignored, and `__test__/surface.test.mjs` holds each set equal to the keys of the
+// type `index.d.ts` / `native.d.ts` declares for it (named beside each set). A new option is
+// added here and to that type; the test fails until both agree.
+
+/** @param {string[]} keys */
+const keys = (...names) => new Set(names);
+
+const OPTION_SETS = Object.freeze({
+  /** `new Queue(options)` / `Queue.connect(options)`: QueueOptions. */
+  queue: keys(
+    'dbPath',
+    'url',
+    'namespace',
+    'autoMigrate',
+    'maxPending',
+    'retention',
+    'durability',
+    'readConnections',
+    'busyTimeoutMs',
+    'poolSize',
+  ),
+  /** `retention` of the queue options and `dryRunRetention(retention)`: RetentionOptions. */
+  retention: keys('archivedJobs', 'deadLetter', 'taskLogs', 'taskMetrics', 'jobErrors'),
+  /** `enqueue(task, payload, options)` and an `enqueueMany` item's `options`: EnqueueOptions. */
+  enqueue: keys(
+    'queue',
+    'priority',
+    'delay',
+    'runAt',
+    'maxRetries',
+    'backoff',
+    'timeout',
+    'uniqueKey',
+    'metadata',
+    'dependsOn',
+    'groupKey',
+  ),
+  /** `backoff` of the enqueue options: BackoffOptions. */
+  backoff: keys('base', 'max'),
+  /** One item of `enqueueMany(items)`: EnqueueItem. */
+  enqueueItem: keys('task', 'payload', 'options'),
+  /** `listJobs` / `listJobsAfter` filter: JobFilter. */
+  listFilter: keys('status', 'queue', 'task', 'limit', 'offset'),
+  /** `listJobsFiltered` / `listJobsFilteredAfter` filter: JobFilterWide. */
+  listFilterWide: keys(
+    'status',
+    'queue',
+    'task',
+    'limit',
+    'offset',
+    'metadataContains',
+    'errorContains',
+    'createdAfter',
+    'createdBefore',
+  ),
+  /** `result(id, options)` / `stream(id, options)`: WaitOptions. */
+  wait: keys('timeoutMs', 'pollMs'),
+  /** `queue.task(name, handler, options)`: TaskOptions. */
+  task: keys('timeout', 'softTimeout'),
+  /** `queue.worker(options)`: WorkerOptions. */
+  worker: keys(
+    'concurrency',
+    'queues',
+    'workerId',
+    'prefetch',
+    'lease',
+    'pollInterval',
+    'shutdownTimeout',
+    'maintenance',
+    'archiveAfter',
+  ),
+});
+
+/** The `level` values `ctx.log(message, level)` takes. */
+const LOG_LEVELS = keys('debug', 'info', 'warn', 'error');
+
+module.exports = { OPTION_SETS, LOG_LEVELS };
