@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 const require = createRequire(import.meta.url);
 const ts = require('typescript');
 const flexiq = require('../index.cjs');
-const { OPTION_SETS, LOG_LEVELS } = require('../lib/options.cjs');
+const { OPTION_SETS, DURATIONS, LOG_LEVELS } = require('../lib/options.cjs');
 
 /** Each allowed-option set of lib/options.cjs and the declared type whose keys it must equal. */
 const OPTION_TYPES = {
@@ -114,6 +114,11 @@ describe('index.d.ts matches the JavaScript layer', () => {
     for (const [set, type] of Object.entries(OPTION_TYPES)) {
       it(`${set}: ${type}`, () => assert.deepEqual([...OPTION_SETS[set]].sort(), tc.keys(type)));
     }
+    it('every duration is an option of its set', () => {
+      for (const [set, units] of Object.entries(DURATIONS)) {
+        for (const k of Object.keys(units)) assert.ok(OPTION_SETS[set]?.has(k), `DURATIONS.${set}.${k} is no option of ${set}`);
+      }
+    });
     it('log levels: JobContext.log(level)', () => assert.deepEqual([...LOG_LEVELS].sort(), tc.literals('JobContext', 'log', 'level')));
   });
 });

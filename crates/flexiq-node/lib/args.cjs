@@ -1,10 +1,13 @@
 'use strict';
 // Argument shaping the addon cannot express: JSON encoding of payloads, results and
-// metadata, and refusal of option keys flexiq does not know (the sets are in options.cjs;
-// a misspelt option would otherwise be silently ignored). Numbers are checked by the addon.
+// metadata, refusal of option keys flexiq does not know (the sets are in options.cjs; a
+// misspelt option would otherwise be silently ignored), and the one check of every duration
+// (`duration`: a finite number, zero or more, in the unit its name or options.cjs gives).
+// The addon converts seconds to milliseconds (one function, `args::secs_to_ms`) and checks
+// the remaining number rules (whole counts, ranges).
 
 const { invalid } = require('./errors.cjs');
-const { OPTION_SETS } = require('./options.cjs');
+const { OPTION_SETS, DURATIONS } = require('./options.cjs');
 
 /** JSON text of a payload, partial or result (`undefined` encodes as `null`). */
 function encode(what, value) {
@@ -28,23 +31,56 @@ function decode(text) {
   }
 }
 
-/** Checks that `value` is an object (or absent) with no keys outside `allowed`. */
-function options(what, value, allowed) {
+const UNITS = { s: 'seconds', ms: 'milliseconds' };
+
+/** How a refused value reads in a message. */
+function shown(v) {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') return `the string ${JSON.stringify(v)}`;
+  if (v === null || v === undefined) return String(v);
+  return /^[aeiou]/.test(typeof v) ? `an ${typeof v}` : `a ${typeof v}`;
+}
+
+/**
+ * Checks a duration the caller gives in `unit` (`s` or `ms`): a finite number, zero or
+ * more. Every duration of the package goes through here, so NaN, infinities, negatives and
+ * non-numbers all read `<what> must be a finite number of <unit>, zero or more, got <v>`.
+ * `undefined` and `null` (option absent) pass unless `required`.
+ */
+function duration(what, v, unit, required = false) {
+  if ((v === undefined || v === null) && !required) return v;
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
+  throw invalid(`${what} must be a finite number of ${UNITS[unit]}, zero or more, got ${shown(v)}`);
+}
+
+/**
+ * Checks that `value` is an object (or absent) with no keys outside the option set `kind`
+ * of options.cjs, and (unless `checkDurations` is false) that its durations are durations
+ * (`prefix` names them in messages).
+ */
+function options(what, value, kind, prefix = '', checkDurations = true) {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw invalid(`${what} must be an object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
   }
+  const allowed = OPTION_SETS[kind];
   for (const k in value) {
     if (!allowed.has(k)) throw invalid(`${what} has no option ${JSON.stringify(k)} (known: ${[...allowed].join(', ')})`);
   }
+  if (checkDurations) durations(value, kind, prefix);
   return value;
+}
+
+/** Checks the durations of an option object of set `kind` (see `duration`). */
+function durations(value, kind, prefix = '') {
+  for (const [k, unit] of Object.entries(DURATIONS[kind] ?? {})) duration(`${prefix}${k}`, value[k], unit);
 }
 
 /** Enqueue options as the addon takes them. */
 function jobOptions(opts) {
-  const o = options('enqueue options', opts, OPTION_SETS.enqueue);
+  const o = options('enqueue options', opts, 'enqueue');
   if (o === undefined) return undefined;
-  if (o.backoff !== undefined) options('backoff', o.backoff, OPTION_SETS.backoff);
+  if (o.backoff !== undefined) options('backoff', o.backoff, 'backoff', 'backoff.');
   if (o.metadata === undefined && !(o.runAt instanceof Date)) return o;
   const out = { ...o };
   if (o.runAt instanceof Date) out.runAt = o.runAt.getTime();
@@ -53,4 +89,4 @@ function jobOptions(opts) {
   return out;
 }
 
-module.exports = { encode, decode, options, jobOptions };
+module.exports = { encode, decode, duration, durations, options, jobOptions };

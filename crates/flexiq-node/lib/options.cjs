@@ -1,6 +1,6 @@
 'use strict';
-// Every option object the package takes, each named once: the keys it accepts. Validation
-// (`args.options`) refuses any other key, so a misspelt option is an error rather than
+// Every option object the package takes, each named once: the keys it accepts and the unit
+// of each duration among them. Validation (`args.options`) refuses any other key, so a misspelt option is an error rather than
 // silently ignored, and `__test__/surface.test.mjs` holds each set equal to the keys of the
 // type `index.d.ts` / `native.d.ts` declares for it (named beside each set). A new option is
 // added here and to that type; the test fails until both agree.
@@ -74,7 +74,21 @@ const OPTION_SETS = Object.freeze({
   ),
 });
 
+/**
+ * The durations among those options and their unit (`s`: seconds, fractions allowed; `ms`:
+ * milliseconds), checked by `args.duration` before the addon converts them.
+ */
+const DURATIONS = Object.freeze({
+  queue: { busyTimeoutMs: 'ms' },
+  retention: { archivedJobs: 's', deadLetter: 's', taskLogs: 's', taskMetrics: 's', jobErrors: 's' },
+  enqueue: { delay: 's', timeout: 's' },
+  backoff: { base: 's', max: 's' },
+  wait: { timeoutMs: 'ms', pollMs: 'ms' },
+  task: { timeout: 's', softTimeout: 's' },
+  worker: { lease: 's', pollInterval: 's', shutdownTimeout: 's', archiveAfter: 's' },
+});
+
 /** The `level` values `ctx.log(message, level)` takes. */
 const LOG_LEVELS = keys('debug', 'info', 'warn', 'error');
 
-module.exports = { OPTION_SETS, LOG_LEVELS };
+module.exports = { OPTION_SETS, DURATIONS, LOG_LEVELS };

@@ -4,12 +4,11 @@
 
 const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
-const { encode, decode, options, jobOptions } = require('./args.cjs');
+const { encode, decode, duration, options, jobOptions } = require('./args.cjs');
 const { Worker } = require('./worker.cjs');
-const { OPTION_SETS } = require('./options.cjs');
 
 function retention(value) {
-  return options('retention', value, OPTION_SETS.retention);
+  return options('retention', value, 'retention', 'retention.');
 }
 
 function createdRange(f) {
@@ -26,7 +25,7 @@ const OPENED = Symbol('flexiq.opened');
 
 function queueOptions(opts, how) {
   if (opts === undefined || opts === null) throw invalid(`${how} needs options: { dbPath } or { url }`);
-  const o = options('queue options', opts, OPTION_SETS.queue);
+  const o = options('queue options', opts, 'queue');
   if (o.retention !== undefined) retention(o.retention);
   return o;
 }
@@ -94,7 +93,7 @@ class Queue {
       for (let i = 0; i < items.length; i++) {
         const it = items[i];
         if (it === null || typeof it !== 'object') throw invalid(`enqueueMany item ${i} must be an object`);
-        options(`enqueueMany item ${i}`, it, OPTION_SETS.enqueueItem);
+        options(`enqueueMany item ${i}`, it, 'enqueueItem');
         out[i] = { task: it.task, payload: encode(`payload of item ${i}`, it.payload), options: jobOptions(it.options) };
       }
       return this.#native.enqueueMany(out);
@@ -112,12 +111,12 @@ class Queue {
   }
 
   async result(id, opts) {
-    const o = options('result options', opts, OPTION_SETS.wait) ?? {};
+    const o = options('result options', opts, 'wait') ?? {};
     return decode(await callAsync(() => this.#native.result(id, o.timeoutMs, o.pollMs)));
   }
 
   stream(id, opts) {
-    const o = options('stream options', opts, OPTION_SETS.wait) ?? {};
+    const o = options('stream options', opts, 'wait') ?? {};
     const s = callSync(() => this.#native.stream(id, o.timeoutMs, o.pollMs));
     return partials(s);
   }
@@ -139,24 +138,24 @@ class Queue {
   }
 
   listJobs(filter) {
-    return callAsync(() => this.#native.listJobs(options('listJobs filter', filter, OPTION_SETS.listFilter)));
+    return callAsync(() => this.#native.listJobs(options('listJobs filter', filter, 'listFilter')));
   }
 
   listJobsFiltered(filter) {
     return callAsync(() =>
-      this.#native.listJobsFiltered(createdRange(options('listJobsFiltered filter', filter, OPTION_SETS.listFilterWide))),
+      this.#native.listJobsFiltered(createdRange(options('listJobsFiltered filter', filter, 'listFilterWide'))),
     );
   }
 
   listJobsAfter(filter, after) {
-    return page(callAsync(() => this.#native.listJobsAfter(options('listJobsAfter filter', filter, OPTION_SETS.listFilter), after)));
+    return page(callAsync(() => this.#native.listJobsAfter(options('listJobsAfter filter', filter, 'listFilter'), after)));
   }
 
   listJobsFilteredAfter(filter, after) {
     return page(
       callAsync(() =>
         this.#native.listJobsFilteredAfter(
-          createdRange(options('listJobsFilteredAfter filter', filter, OPTION_SETS.listFilterWide)),
+          createdRange(options('listJobsFilteredAfter filter', filter, 'listFilterWide')),
           after,
         ),
       ),
@@ -238,7 +237,7 @@ class Queue {
   }
 
   purgeDead(olderThanMs) {
-    return callAsync(() => this.#native.purgeDead(olderThanMs));
+    return callAsync(() => this.#native.purgeDead(duration('olderThanMs', olderThanMs, 'ms', true)));
   }
 
   purgeDeadByTask(taskName) {
@@ -260,7 +259,7 @@ class Queue {
   }
 
   purgeCompleted(olderThanMs) {
-    return callAsync(() => this.#native.purgeCompleted(olderThanMs));
+    return callAsync(() => this.#native.purgeCompleted(duration('olderThanMs', olderThanMs, 'ms', true)));
   }
 
   effectiveRetention() {
@@ -347,11 +346,11 @@ class Queue {
   }
 
   metrics(taskName, sinceMs) {
-    return callAsync(() => this.#native.metrics(taskName, sinceMs));
+    return callAsync(() => this.#native.metrics(taskName, duration('sinceMs', sinceMs, 'ms')));
   }
 
   metricsTimeseries(taskName, sinceMs, bucketMs) {
-    return callAsync(() => this.#native.metricsTimeseries(taskName, sinceMs, bucketMs));
+    return callAsync(() => this.#native.metricsTimeseries(taskName, duration('sinceMs', sinceMs, 'ms'), duration('bucketMs', bucketMs, 'ms')));
   }
 
   listWorkers() {
@@ -371,7 +370,8 @@ class Queue {
   task(name, handler, opts) {
     if (typeof name !== 'string' || name.length === 0) throw invalid('task name must be a non-empty string');
     if (typeof handler !== 'function') throw invalid(`handler of task ${name} must be a function`);
-    const o = options(`options of task ${name}`, opts, OPTION_SETS.task) ?? {};
+    // Its timeouts are checked when a worker is made, as the addon always has.
+    const o = options(`options of task ${name}`, opts, 'task', '', false) ?? {};
     if (this.#tasks.has(name)) throw invalid(`task ${name} is already registered`);
     // An async wrapper, so a handler that throws synchronously or returns a plain value
     // still yields a Promise.

@@ -7,8 +7,8 @@
 // the addon's callback. Cancellation reaches `ctx.signal` through the abort callback.
 
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
-const { encode, decode, options } = require('./args.cjs');
-const { OPTION_SETS, LOG_LEVELS } = require('./options.cjs');
+const { encode, decode, durations, options } = require('./args.cjs');
+const { LOG_LEVELS } = require('./options.cjs');
 
 
 /** The message and stack of whatever a handler threw. */
@@ -116,9 +116,10 @@ class Worker {
   #onStopped;
 
   constructor(nativeQueue, tasks, opts, onStopped) {
-    const o = options('worker options', opts, OPTION_SETS.worker);
+    const o = options('worker options', opts, 'worker');
     if (tasks.size === 0) throw invalid('a worker needs at least one task: register handlers with queue.task()');
     const specs = [...tasks].map(([name, t]) => ({ name, timeout: t.timeout, softTimeout: t.softTimeout }));
+    for (const spec of specs) durations(spec, 'task');
     this.#native = callSync(() => nativeQueue.createWorker(o, specs));
     this.#handlers = new Map([...tasks].map(([name, t]) => [name, t.handler]));
     this.#onStopped = onStopped;
