@@ -2,7 +2,9 @@
 //
 // SQLite gets a fresh file in a temp dir; PostgreSQL a fresh schema in database `test`,
 // dropped afterwards; Redis a fresh key prefix, whose keys are deleted afterwards with
-// SCAN + UNLINK. An unreachable server fails the test: nothing is skipped.
+// SCAN + UNLINK. An unreachable server fails the test: nothing is skipped. The servers are
+// FLEXIQ_PG_URL and FLEXIQ_REDIS_URL, as in the Rust and Python suites (the old
+// FLEXIQ_TEST_PG / FLEXIQ_TEST_REDIS are still read when those are unset).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,8 +15,16 @@ import { afterEach, beforeEach } from 'node:test';
 
 import { Queue } from '../index.mjs';
 
-const PG = process.env.FLEXIQ_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS = process.env.FLEXIQ_TEST_REDIS ?? 'redis://127.0.0.1:6379';
+/**
+ * The server URL in `name` (the Rust and Python suites' name), else in the deprecated
+ * `deprecated` (this suite's old name), else `fallback`; an empty variable counts as unset.
+ */
+export function serverUrl(name, deprecated, fallback, env = process.env) {
+  return env[name] || env[deprecated] || fallback;
+}
+
+const PG = serverUrl('FLEXIQ_PG_URL', 'FLEXIQ_TEST_PG', 'postgres://postgres@127.0.0.1:5432/test');
+const REDIS = serverUrl('FLEXIQ_REDIS_URL', 'FLEXIQ_TEST_REDIS', 'redis://127.0.0.1:6379');
 
 function pgTarget() {
   const u = new URL(PG);
