@@ -19,6 +19,7 @@ use flexiq_core::{Result, Store};
 
 pub mod cases;
 pub mod fixtures;
+pub mod kit;
 mod list;
 
 /// A fresh, isolated backing for one test case.

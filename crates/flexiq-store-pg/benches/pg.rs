@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{ClaimRequest, EnqueueRequest, Inspect, JobStore};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
 use futures::pin_mut;
@@ -59,35 +59,6 @@ async fn truncate(schema: &str) {
 
 async fn enqueue_one(s: &PgStore) {
     s.enqueue(EnqueueRequest { jobs: vec![job("bench")], max_pending: None, now: now_ms() }).await.unwrap();
-}
-
-/// Claims and acks until `left` reaches zero.
-async fn drain_loop(s: PgStore, left: Arc<AtomicU64>) {
-    loop {
-        if left.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        let now = now_ms();
-        let claimed = s
-            .claim(ClaimRequest { queues: vec!["bench".into()], limit: 100, worker_id: "w".into(), now })
-            .await
-            .unwrap();
-        if claimed.is_empty() {
-            tokio::task::yield_now().await;
-            continue;
-        }
-        let acks: Vec<Ack> = claimed
-            .iter()
-            .map(|c| Ack {
-                job_id: c.job.id.clone(),
-                fence: c.fence,
-                kind: AckKind::Complete { result: None },
-            })
-            .collect();
-        let n = acks.len() as u64;
-        s.ack(acks, now).await.unwrap();
-        left.fetch_sub(n, Ordering::Relaxed);
-    }
 }
 
 fn store_benches(c: &mut Criterion) {
@@ -151,13 +122,8 @@ fn store_benches(c: &mut Criterion) {
                             .await
                             .unwrap();
                     }
-                    let left = Arc::new(AtomicU64::new(50_000));
                     let t = Instant::now();
-                    let loops: Vec<_> =
-                        (0..8).map(|_| tokio::spawn(drain_loop(store.clone(), left.clone()))).collect();
-                    for l in loops {
-                        l.await.unwrap();
-                    }
+                    flexiq_conformance::kit::drain(Arc::new(store.clone()), "bench", 50_000, 8).await;
                     total += t.elapsed();
                 }
                 total

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
 use flexiq_core::{Backoff, EnqueueOptions, NewJob};
-use flexiq_store_redis::RedisStore;
 use fred::prelude::*;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
@@ -59,43 +58,6 @@ async fn raw_client(url: &str) -> Client {
     let c = Builder::from_config(Config::from_url(url).unwrap()).build().unwrap();
     c.init().await.unwrap();
     c
-}
-
-async fn drain(store: &RedisStore, queue: &str, total: usize, loops: usize) {
-    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for w in 0..loops {
-        let (store, done, queue) = (store.clone(), done.clone(), queue.to_string());
-        tasks.push(tokio::spawn(async move {
-            while done.load(std::sync::atomic::Ordering::Acquire) < total {
-                let req = ClaimRequest {
-                    queues: vec![queue.clone()],
-                    limit: 100,
-                    worker_id: format!("w{w}"),
-                    now: wall(),
-                };
-                let got = store.claim(req).await.unwrap();
-                if got.is_empty() {
-                    tokio::task::yield_now().await;
-                    continue;
-                }
-                let acks: Vec<Ack> = got
-                    .iter()
-                    .map(|c| Ack {
-                        job_id: c.job.id.clone(),
-                        fence: c.fence,
-                        kind: AckKind::Complete { result: None },
-                    })
-                    .collect();
-                let n = acks.len();
-                store.ack(acks, wall()).await.unwrap();
-                done.fetch_add(n, std::sync::atomic::Ordering::AcqRel);
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
 }
 
 /// Server memory (bytes) used by `n` pending jobs with a two-byte payload, per job.
@@ -189,7 +151,7 @@ fn benches(c: &mut Criterion) {
                         store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
                     }
                     let start = Instant::now();
-                    drain(&store, &queue, DRAIN, 8).await;
+                    flexiq_conformance::kit::drain(Arc::new(store.clone()), &queue, DRAIN as u64, 8).await;
                     total += start.elapsed();
                 }
                 total
