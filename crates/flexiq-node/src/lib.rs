@@ -17,17 +17,10 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod admin;
 mod args;
 mod context;
-mod control;
 mod error;
-mod jobs;
-mod listing;
-mod metrics;
 mod options;
 mod queue;
-mod registry;
-mod stats;
 mod types;
 mod worker;

@@ -1,12 +1,14 @@
-//! Queue limits, purges and task revocation on `NativeQueue`.
+//! Queue control on `NativeQueue`: pause and resume, limits, purges, task revocation and
+//! forcing a stuck job back to pending.
 //!
-//! Rate limits, concurrency caps and revocations are single-row writes, persisted and shared
-//! by every worker of the namespace, so they are synchronous like `pauseQueue`; `purge`
-//! cancels a whole backlog and returns a Promise.
+//! Pauses, rate limits, concurrency caps and revocations are single-row writes, persisted and
+//! shared by every worker of the namespace, so they are synchronous, as is `requeueJob`;
+//! `purge` cancels a whole backlog and `purgeCompleted` deletes, so they return Promises.
 
 use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 
+use super::cutoff;
 use crate::args;
 use crate::error::{IntoNapi, Result};
 use crate::queue::NativeQueue;
@@ -96,5 +98,46 @@ impl NativeQueue {
     pub fn revoked_tasks(&self) -> Result<Vec<String>> {
         let q = self.queue()?;
         block_on(q.revoked_tasks()).napi()
+    }
+}
+
+#[napi]
+impl NativeQueue {
+    /// Pauses a queue for every worker of the namespace (running jobs are unaffected).
+    #[napi]
+    pub fn pause_queue(&self, queue: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.pause_queue(&queue)).napi()
+    }
+
+    /// Resumes a paused queue.
+    #[napi]
+    pub fn resume_queue(&self, queue: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.resume_queue(&queue)).napi()
+    }
+
+    /// Every paused queue of the namespace, sorted.
+    #[napi]
+    pub fn list_paused_queues(&self) -> Result<Vec<String>> {
+        let q = self.queue()?;
+        block_on(q.list_paused_queues()).napi()
+    }
+
+    /// Deletes completed jobs that finished more than `olderThanMs` milliseconds ago;
+    /// resolves to how many.
+    #[napi]
+    pub async fn purge_completed(&self, older_than_ms: f64) -> Result<f64> {
+        let q = self.queue()?;
+        let cutoff = cutoff(&q, older_than_ms)?;
+        Ok(q.store().purge_completed(cutoff).await.napi()? as f64)
+    }
+
+    /// Forces a stuck running job back to pending, keeping its retry budget. `false` when the
+    /// job is missing or not running. Synchronous.
+    #[napi]
+    pub fn requeue_job(&self, id: String) -> Result<bool> {
+        let q = self.queue()?;
+        block_on(q.requeue_job(&id)).napi()
     }
 }

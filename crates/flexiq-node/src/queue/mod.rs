@@ -1,4 +1,5 @@
-//! The `NativeQueue` class: opening, closing and enqueuing.
+//! The `NativeQueue` class: opening and closing; its calls live in one file per module of
+//! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, wait).
 //!
 //! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
 //! SQLite alone, whose open is a local file and cheap enough to block on.
@@ -9,15 +10,24 @@
 //! work runs on the addon's tokio threads, off the JS event loop. After `close()` every call
 //! fails with `CLOSED`.
 
+mod admin;
+mod control;
+mod dead;
+mod jobs;
+mod listing;
+mod stats;
+mod wait;
+
 use std::sync::Arc;
 
-use flexiq_runtime::{EnqueueItem, Queue};
+use flexiq_runtime::Queue;
 use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 use parking_lot::RwLock;
 
+use crate::args;
 use crate::error::{closed, invalid, IntoNapi, Result};
-use crate::options::{EnqueueManyItem, JobOptions, QueueOptions};
+use crate::options::QueueOptions;
 
 /// A handle on one namespace of a store (SQLite file, PostgreSQL or Redis).
 #[napi]
@@ -105,35 +115,11 @@ impl NativeQueue {
         }
         Ok(())
     }
+}
 
-    /// Enqueues one job whose payload is JSON text; resolves to its id (an existing job's id
-    /// when its unique key deduplicated it).
-    #[napi]
-    pub async fn enqueue(
-        &self,
-        task: String,
-        payload: String,
-        options: Option<JobOptions>,
-    ) -> Result<String> {
-        let opts = options.map(JobOptions::resolve).transpose()?.unwrap_or_default();
-        let q = self.queue()?;
-        Ok(q.enqueue(&task, payload.into_bytes(), opts).await.napi()?.to_string())
-    }
-
-    /// Enqueues a batch in one transaction (all or none); resolves to the ids in order.
-    #[napi]
-    pub async fn enqueue_many(&self, items: Vec<EnqueueManyItem>) -> Result<Vec<String>> {
-        let items = items
-            .into_iter()
-            .map(|i| {
-                Ok(EnqueueItem {
-                    task: i.task,
-                    payload: i.payload.into_bytes(),
-                    options: i.options.map(JobOptions::resolve).transpose()?.unwrap_or_default(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let q = self.queue()?;
-        Ok(q.enqueue_many(items).await.napi()?.into_iter().map(|id| id.to_string()).collect())
-    }
+/// `now - older_than_ms`, for the purges that take an age in ms.
+pub(crate) fn cutoff(q: &flexiq_runtime::Queue, older_than_ms: f64) -> Result<i64> {
+    let ms = args::millis("olderThanMs", older_than_ms)?;
+    let ms = i64::try_from(ms).map_err(|_| invalid(format!("olderThanMs {ms} is too large")))?;
+    Ok(q.now_ms().saturating_sub(ms))
 }

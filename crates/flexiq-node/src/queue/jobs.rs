@@ -1,29 +1,17 @@
-//! Job calls on `NativeQueue`: fetch, results, partial streams, cancellation, the error
-//! record, replays and the dependency graph.
+//! Job calls on `NativeQueue`: enqueuing, fetch, cancellation, the error record and logs,
+//! replays and the dependency graph.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use flexiq_runtime::PartialStream;
-use futures::StreamExt;
+use flexiq_runtime::EnqueueItem;
 use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 
-use crate::args;
 use crate::error::{IntoNapi, Result};
+use crate::options::{EnqueueManyItem, JobOptions};
 use crate::queue::NativeQueue;
 use crate::types::{Job, JobDag, JobError, LogEntry, ReplayEntry};
 
-fn text(bytes: Option<Vec<u8>>) -> Option<String> {
+pub(super) fn text(bytes: Option<Vec<u8>>) -> Option<String> {
     bytes.map(|b| String::from_utf8_lossy(&b).into_owned())
-}
-
-fn wait_opts(timeout_ms: Option<f64>, poll_ms: Option<f64>) -> Result<(Option<Duration>, Option<Duration>)> {
-    let timeout = timeout_ms.map(|t| args::millis("timeoutMs", t).map(Duration::from_millis)).transpose()?;
-    let poll = poll_ms
-        .map(|p| args::int("pollMs", p, 1, i64::from(u32::MAX)).map(|p| Duration::from_millis(p as u64)))
-        .transpose()?;
-    Ok((timeout, poll))
 }
 
 #[napi]
@@ -41,35 +29,6 @@ impl NativeQueue {
     pub fn get_result(&self, id: String) -> Result<Option<String>> {
         let q = self.queue()?;
         Ok(text(block_on(q.get_result(&id)).napi()?))
-    }
-
-    /// Waits for a job to finish and resolves to its result as JSON text (`null` without
-    /// one). Rejects with `JOB_FAILED`, `JOB_CANCELLED`, `TIMEOUT` (after `timeoutMs`) or
-    /// `NOT_FOUND`. `pollMs` caps one wait on the store (default 1,000 ms).
-    #[napi]
-    pub async fn result(
-        &self,
-        id: String,
-        timeout_ms: Option<f64>,
-        poll_ms: Option<f64>,
-    ) -> Result<Option<String>> {
-        let (timeout, poll) = wait_opts(timeout_ms, poll_ms)?;
-        let q = self.queue()?;
-        Ok(text(q.result(&id, timeout, poll).await.napi()?))
-    }
-
-    /// The partial results a job publishes, in order; see `NativePartialStream`.
-    #[napi]
-    pub fn stream(
-        &self,
-        id: String,
-        timeout_ms: Option<f64>,
-        poll_ms: Option<f64>,
-    ) -> Result<NativePartialStream> {
-        let (timeout, poll) = wait_opts(timeout_ms, poll_ms)?;
-        let q = self.queue()?;
-        let inner = q.stream(&id, timeout, poll).napi()?;
-        Ok(NativePartialStream { inner: Arc::new(tokio::sync::Mutex::new(inner)) })
     }
 
     /// Requests cooperative cancellation: a running job's `ctx.signal` aborts at the worker's
@@ -94,14 +53,6 @@ impl NativeQueue {
     pub fn cancel_job(&self, id: String) -> Result<bool> {
         let q = self.queue()?;
         block_on(q.cancel_job(&id)).napi()
-    }
-
-    /// Forces a stuck running job back to pending, keeping its retry budget. `false` when the
-    /// job is missing or not running. Synchronous.
-    #[napi]
-    pub fn requeue_job(&self, id: String) -> Result<bool> {
-        let q = self.queue()?;
-        block_on(q.requeue_job(&id)).napi()
     }
 
     /// Every failed attempt of a job, oldest first; `NOT_FOUND` for an unknown id.
@@ -141,41 +92,36 @@ impl NativeQueue {
     }
 }
 
-/// One published partial result.
-#[napi(object)]
-pub struct NativePartial {
-    /// Sequence number, from 1, gapless per job.
-    pub seq: f64,
-    /// The partial as JSON text.
-    pub data: String,
-    /// When it was published (Unix ms).
-    pub published_at: f64,
-}
-
-/// A job's partial results, read one at a time (the JS layer makes it an async iterator).
 #[napi]
-pub struct NativePartialStream {
-    inner: Arc<tokio::sync::Mutex<PartialStream>>,
-}
-
-#[napi]
-impl NativePartialStream {
-    /// The next partial, or `null` once the job is terminal and every partial was read.
-    /// Rejects with `TIMEOUT` or `NOT_FOUND`.
+impl NativeQueue {
+    /// Enqueues one job whose payload is JSON text; resolves to its id (an existing job's id
+    /// when its unique key deduplicated it).
     #[napi]
-    pub async fn next(&self) -> Result<Option<NativePartial>> {
-        let inner = self.inner.clone();
-        let mut stream = inner.lock().await;
-        match stream.next().await {
-            None => Ok(None),
-            Some(item) => {
-                let p = item.napi()?;
-                Ok(Some(NativePartial {
-                    seq: p.seq as f64,
-                    data: String::from_utf8_lossy(&p.data).into_owned(),
-                    published_at: p.published_at as f64,
-                }))
-            }
-        }
+    pub async fn enqueue(
+        &self,
+        task: String,
+        payload: String,
+        options: Option<JobOptions>,
+    ) -> Result<String> {
+        let opts = options.map(JobOptions::resolve).transpose()?.unwrap_or_default();
+        let q = self.queue()?;
+        Ok(q.enqueue(&task, payload.into_bytes(), opts).await.napi()?.to_string())
+    }
+
+    /// Enqueues a batch in one transaction (all or none); resolves to the ids in order.
+    #[napi]
+    pub async fn enqueue_many(&self, items: Vec<EnqueueManyItem>) -> Result<Vec<String>> {
+        let items = items
+            .into_iter()
+            .map(|i| {
+                Ok(EnqueueItem {
+                    task: i.task,
+                    payload: i.payload.into_bytes(),
+                    options: i.options.map(JobOptions::resolve).transpose()?.unwrap_or_default(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let q = self.queue()?;
+        Ok(q.enqueue_many(items).await.napi()?.into_iter().map(|id| id.to_string()).collect())
     }
 }

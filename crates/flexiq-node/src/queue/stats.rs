@@ -1,18 +1,60 @@
-//! Execution metrics on `NativeQueue`: per-task aggregates and time-series buckets.
+//! Counts, metrics and the worker registry on `NativeQueue`.
 //!
-//! Node's surface takes windows in milliseconds (Python's takes seconds), so both read the
-//! raw rows of the last `sinceMs` through `get_metrics` and aggregate them with the core's
-//! functions, as the runtime's own `metrics` does: every backend reports the same numbers and
-//! the cost tracks the executions in the window, not the buckets asked for.
+//! `countPendingByQueue` is synchronous (index-backed, the `maxPending` number); the rest
+//! scan and return Promises. Metrics: per-task aggregates and time-series buckets over the
+//! raw execution rows.
 
 use std::collections::HashMap;
 
 use flexiq_core::stats::{aggregate, timeseries};
+use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 
 use crate::args;
 use crate::error::{invalid, IntoNapi, Result};
 use crate::queue::NativeQueue;
+use crate::types::{stats_map, Metric, Stats};
+
+#[napi]
+impl NativeQueue {
+    /// Jobs per status over the whole namespace.
+    #[napi]
+    pub async fn stats(&self) -> Result<Stats> {
+        let q = self.queue()?;
+        Ok(q.stats().await.napi()?.into())
+    }
+
+    /// Jobs per status on one queue.
+    #[napi]
+    pub async fn stats_by_queue(&self, queue: String) -> Result<Stats> {
+        let q = self.queue()?;
+        Ok(q.stats_for_queue(&queue).await.napi()?.into())
+    }
+
+    /// Jobs per status for every known queue, including queues with no jobs.
+    #[napi]
+    pub async fn stats_all_queues(&self) -> Result<HashMap<String, Stats>> {
+        let q = self.queue()?;
+        Ok(stats_map(q.stats_all_queues().await.napi()?))
+    }
+
+    /// Raw per-execution metric rows recorded at or after `sinceMs` (Unix ms), oldest first,
+    /// optionally of one task.
+    #[napi]
+    pub async fn get_metrics(&self, since_ms: f64, task: Option<String>) -> Result<Vec<Metric>> {
+        let since = args::unix_ms("sinceMs", since_ms)?;
+        let q = self.queue()?;
+        Ok(q.get_metrics(since, task.as_deref()).await.napi()?.into_iter().map(Into::into).collect())
+    }
+
+    /// Pending jobs waiting on one queue: the number the `maxPending` cap is compared
+    /// against. Synchronous and index-backed.
+    #[napi]
+    pub fn count_pending_by_queue(&self, queue: String) -> Result<f64> {
+        let q = self.queue()?;
+        Ok(block_on(q.count_pending_by_queue(&queue)).napi()? as f64)
+    }
+}
 
 /// Default window of `metrics` / `metricsTimeseries`: one hour (ms).
 const DEFAULT_SINCE_MS: i64 = 3_600_000;
@@ -139,6 +181,48 @@ impl NativeQueue {
                 p50_ms: b.p50_ms,
                 p95_ms: b.p95_ms,
                 p99_ms: b.p99_ms,
+            })
+            .collect())
+    }
+}
+
+/// A worker as it registered itself.
+#[napi(object)]
+pub struct WorkerInfo {
+    /// The worker's id (stamped on the jobs it claims).
+    pub id: String,
+    /// The queues it serves (empty: every queue).
+    pub queues: Vec<String>,
+    /// Its concurrency.
+    pub concurrency: u32,
+    /// Host name.
+    pub host: String,
+    /// Process id.
+    pub pid: u32,
+    /// When it started (Unix ms).
+    pub started_at: f64,
+    /// Its last heartbeat (Unix ms).
+    pub heartbeat_at: f64,
+}
+
+#[napi]
+impl NativeQueue {
+    /// Workers registered in the namespace with their last heartbeat.
+    #[napi]
+    pub async fn list_workers(&self) -> Result<Vec<WorkerInfo>> {
+        let q = self.queue()?;
+        Ok(q.list_workers()
+            .await
+            .napi()?
+            .into_iter()
+            .map(|w| WorkerInfo {
+                id: w.id,
+                queues: w.queues,
+                concurrency: w.concurrency,
+                host: w.host,
+                pid: w.pid,
+                started_at: w.started_at as f64,
+                heartbeat_at: w.heartbeat_at as f64,
             })
             .collect())
     }

@@ -1,9 +1,7 @@
-//! Queue control, cleanup, retention, settings, schema and the contract floor on
-//! `NativeQueue`.
+//! Retention, settings, schema and the contract floor on `NativeQueue`.
 //!
-//! Pause / resume, settings, `effectiveRetention` and the contract floor are synchronous
-//! (single-row reads and writes); the purge, the retention preview and `migrate` scan or
-//! apply DDL and return Promises.
+//! Settings, `effectiveRetention` and the contract floor are synchronous (single-row reads
+//! and writes); the retention preview and `migrate` scan or apply DDL and return Promises.
 
 use std::collections::HashMap;
 
@@ -14,7 +12,6 @@ use crate::args;
 use crate::error::{IntoNapi, Result};
 use crate::options::RetentionOptions;
 use crate::queue::NativeQueue;
-use crate::stats::cutoff;
 use crate::types::{EffectiveRetention, MigrationSummary, RetentionPreview};
 
 /// The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...): writing
@@ -36,36 +33,6 @@ pub fn contract_level() -> u32 {
 
 #[napi]
 impl NativeQueue {
-    /// Pauses a queue for every worker of the namespace (running jobs are unaffected).
-    #[napi]
-    pub fn pause_queue(&self, queue: String) -> Result<()> {
-        let q = self.queue()?;
-        block_on(q.pause_queue(&queue)).napi()
-    }
-
-    /// Resumes a paused queue.
-    #[napi]
-    pub fn resume_queue(&self, queue: String) -> Result<()> {
-        let q = self.queue()?;
-        block_on(q.resume_queue(&queue)).napi()
-    }
-
-    /// Every paused queue of the namespace, sorted.
-    #[napi]
-    pub fn list_paused_queues(&self) -> Result<Vec<String>> {
-        let q = self.queue()?;
-        block_on(q.list_paused_queues()).napi()
-    }
-
-    /// Deletes completed jobs that finished more than `olderThanMs` milliseconds ago;
-    /// resolves to how many.
-    #[napi]
-    pub async fn purge_completed(&self, older_than_ms: f64) -> Result<f64> {
-        let q = self.queue()?;
-        let cutoff = cutoff(&q, older_than_ms)?;
-        Ok(q.store().purge_completed(cutoff).await.napi()? as f64)
-    }
-
     /// The retention the elected cleaner last applied to this namespace (windows in ms,
     /// `reportedAt` Unix ms); `null` when no worker has swept yet. Synchronous.
     #[napi]
