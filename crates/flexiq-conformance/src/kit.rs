@@ -92,3 +92,34 @@ pub async fn drain(store: Arc<dyn Store>, queue: &str, total: u64, loops: usize)
     }
     done
 }
+
+/// A two-thread runtime, the shape benches measure on (one thread for the caller's work, one for
+/// the client's I/O).
+pub fn bench_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Runs `iters` sequential calls of `op` in one task on the runtime's workers, as a worker or a
+/// server's request handler calls the store, and returns the time they took. (Awaiting from
+/// `block_on` instead adds a hop to the blocked thread on every reply.)
+pub fn time_in_task<F, Fut>(rt: &tokio::runtime::Runtime, iters: u64, op: F) -> std::time::Duration
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    rt.block_on(async move {
+        tokio::spawn(async move {
+            let start = std::time::Instant::now();
+            for _ in 0..iters {
+                op().await;
+            }
+            start.elapsed()
+        })
+        .await
+        .expect("the timed task panicked")
+    })
+}

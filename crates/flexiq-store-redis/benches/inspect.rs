@@ -21,8 +21,8 @@ use flexiq_core::store::{EnqueueRequest, Inspect, JobStore};
 use flexiq_core::{Backoff, Cursor, EnqueueOptions, JobFilter, JobStatus, NewJob};
 use flexiq_store_redis::RedisStore;
 use fred::prelude::*;
-use tokio::runtime::Runtime;
 
+use flexiq_conformance::kit::{bench_runtime, time_in_task};
 use harness::RedisHarness;
 
 /// Rows skipped by the deep pages.
@@ -35,30 +35,6 @@ const QUEUES: usize = 10;
 const PAGE: u32 = 50;
 const BATCH: usize = 5_000;
 const NOW: i64 = 1_700_000_000_000;
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-/// Runs `iters` sequential calls of `op` in one task on the runtime's workers (as a request
-/// handler calls the store) and returns the time they took.
-fn in_task<F, Fut>(rt: &Runtime, iters: u64, op: F) -> Duration
-where
-    F: Fn() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    rt.block_on(async move {
-        tokio::spawn(async move {
-            let start = Instant::now();
-            for _ in 0..iters {
-                op().await;
-            }
-            start.elapsed()
-        })
-        .await
-        .unwrap()
-    })
-}
 
 /// Enqueues `total` jobs in batches, job `i` in queue `queue(i)`, task `task`.
 async fn load(store: &RedisStore, total: usize, task: &str, queue: impl Fn(usize) -> String) {
@@ -102,7 +78,7 @@ async fn deep_cursor(client: &Client, h: &RedisHarness, ns: &str, filter: &JobFi
 }
 
 fn benches(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = bench_runtime();
     let h = RedisHarness::new();
     let client = rt.block_on(async {
         let c = Builder::from_config(Config::from_url(&h.url).unwrap()).build().unwrap();
@@ -136,7 +112,7 @@ fn benches(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new(shape, param), |b| {
                 b.iter_custom(|iters| {
                     let (store, filter, after) = (listed.clone(), filter.clone(), after.clone());
-                    in_task(&rt, iters, move || {
+                    time_in_task(&rt, iters, move || {
                         let (store, filter, after) = (store.clone(), filter.clone(), after.clone());
                         async move {
                             let page = store.list_jobs_after(&filter, PAGE, after.as_deref()).await.unwrap();
@@ -156,7 +132,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("stats", &param), |b| {
         b.iter_custom(|iters| {
             let store = counted.clone();
-            in_task(&rt, iters, move || {
+            time_in_task(&rt, iters, move || {
                 let store = store.clone();
                 async move {
                     let st = store.stats(None).await.unwrap();
@@ -168,7 +144,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("stats_by_queue", &param), |b| {
         b.iter_custom(|iters| {
             let store = counted.clone();
-            in_task(&rt, iters, move || {
+            time_in_task(&rt, iters, move || {
                 let store = store.clone();
                 async move {
                     let by = store.stats_by_queue().await.unwrap();

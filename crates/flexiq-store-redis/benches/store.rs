@@ -14,9 +14,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
 use flexiq_core::{Backoff, EnqueueOptions, NewJob};
 use fred::prelude::*;
-use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
+use flexiq_conformance::kit::{bench_runtime, time_in_task};
 use harness::RedisHarness;
 
 fn wall() -> i64 {
@@ -27,31 +27,6 @@ fn new_job(queue: &str) -> NewJob {
     let opts =
         EnqueueOptions { queue: Some(queue.into()), backoff: Some(Backoff::NONE), ..Default::default() };
     NewJob::build("noop", b"{}".to_vec(), opts, wall()).unwrap()
-}
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-/// Runs `iters` sequential calls of `op` in one task on the runtime's workers, as a worker
-/// or a server's request handler calls the store, and returns the time they took. (Awaiting
-/// from `block_on` instead adds a hop to the blocked thread on every reply.)
-fn in_task<F, Fut>(rt: &Runtime, iters: u64, op: F) -> Duration
-where
-    F: Fn() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    rt.block_on(async move {
-        tokio::spawn(async move {
-            let start = Instant::now();
-            for _ in 0..iters {
-                op().await;
-            }
-            start.elapsed()
-        })
-        .await
-        .unwrap()
-    })
 }
 
 async fn raw_client(url: &str) -> Client {
@@ -76,7 +51,7 @@ async fn memory_per_job(h: &RedisHarness, client: &Client, n: usize) -> i64 {
 }
 
 fn benches(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = bench_runtime();
     let h = RedisHarness::new();
     let store = rt.block_on(h.store("bench")).unwrap();
     let client = rt.block_on(raw_client(&h.url));
@@ -90,7 +65,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("baseline_lpush", 1), |b| {
         b.iter_custom(|iters| {
             let (client, list) = (client.clone(), list.clone());
-            in_task(&rt, iters, move || {
+            time_in_task(&rt, iters, move || {
                 let (client, list) = (client.clone(), list.clone());
                 async move {
                     let _: i64 = client.lpush(&list, "x").await.unwrap();
@@ -110,7 +85,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("enqueue", 1), |b| {
         b.iter_custom(|iters| {
             let store = store.clone();
-            in_task(&rt, iters, move || {
+            time_in_task(&rt, iters, move || {
                 let store = store.clone();
                 async move {
                     let req = EnqueueRequest { jobs: vec![new_job("one")], max_pending: None, now: wall() };
