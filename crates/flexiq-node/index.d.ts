@@ -326,6 +326,14 @@ export declare class Queue {
   stats(): Promise<Stats>;
   /** Counts by status on one queue. */
   statsByQueue(queue: string): Promise<Stats>;
+  /** `statsByQueue(queue)` under the Rust Queue's name. */
+  statsForQueue(queue: string): Promise<Stats>;
+  /**
+   * Publishes a partial result (any JSON value) for a job from outside its handler; resolves to
+   * its sequence number (1, 2, ...). Rejects `NOT_FOUND` for an unknown job, `INVALID_ARGUMENT`
+   * for a malformed id or a value JSON cannot encode.
+   */
+  publishPartial(id: string, partial: unknown): Promise<number>;
   /** Counts by status per known queue, empty queues included. */
   statsAllQueues(): Promise<Record<string, Stats>>;
   /** Raw per-execution metric rows recorded at or after `sinceMs` (Unix ms). */
@@ -354,6 +362,12 @@ export declare class Queue {
   resumeQueue(queue: string): void;
   /** Paused queues, sorted. */
   listPausedQueues(): string[];
+  /** `pauseQueue(queue)` under the Rust Queue's name. */
+  pause(queue: string): void;
+  /** `resumeQueue(queue)` under the Rust Queue's name. */
+  resume(queue: string): void;
+  /** `listPausedQueues()` under the Rust Queue's name. */
+  pausedQueues(): string[];
   /** Deletes completed jobs that finished more than `olderThanMs` ms ago; resolves to how many. */
   purgeCompleted(olderThanMs: number): Promise<number>;
 

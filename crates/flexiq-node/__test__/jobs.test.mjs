@@ -78,6 +78,25 @@ for (const backend of BACKENDS) {
       }, 'TIMEOUT');
     });
 
+    it('publishPartial records partials from outside a handler, and the Rust names alias the controls', async () => {
+      const q = await store.open();
+      const id = await q.enqueue('outside', 1, { queue: 'side' });
+      assert.equal(await q.publishPartial(id, { step: 1 }), 1);
+      assert.equal(await q.publishPartial(id, [2]), 2);
+      await rejectsCode(assert, () => q.publishPartial(UNKNOWN, 1), 'NOT_FOUND');
+      await rejectsCode(assert, () => q.publishPartial('nope', 1), 'INVALID_ARGUMENT');
+      await rejectsCode(assert, () => q.publishPartial(id, 10n), 'INVALID_ARGUMENT');
+      q.pause('side');
+      assert.deepEqual(q.pausedQueues(), ['side']);
+      assert.deepEqual(q.listPausedQueues(), ['side']);
+      q.resume('side');
+      assert.deepEqual(q.pausedQueues(), []);
+      throwsCode(assert, () => q.pause(''), 'INVALID_ARGUMENT');
+      const one = await q.statsForQueue('side');
+      assert.equal(one.pending, 1);
+      assert.deepEqual(one, await q.statsByQueue('side'));
+    });
+
     it('lists jobs with filters, offsets and keyset pages', async () => {
       const q = await store.open();
       const ids = [];

@@ -21,7 +21,17 @@ type None<T extends never> = T;
 // ---- methods ----
 
 /** Queue methods the JS layer adds over the addon: the worker side and aliases. */
-type JsOnly = 'task' | 'worker' | 'shutdown' | 'replay' | 'replayHistory' | 'purgeQueue';
+type JsOnly =
+  | 'task'
+  | 'worker'
+  | 'shutdown'
+  | 'replay'
+  | 'replayHistory'
+  | 'purgeQueue'
+  | 'pause'
+  | 'resume'
+  | 'pausedQueues'
+  | 'statsForQueue';
 /** Addon methods the JS layer does not expose as such (it wraps them in `Worker`). */
 type NativeOnly = 'createWorker';
 /**
@@ -33,6 +43,7 @@ type NativeOnly = 'createWorker';
 type Reshaped =
   | 'enqueue'
   | 'enqueueMany'
+  | 'publishPartial'
   | 'getResult'
   | 'result'
   | 'stream'

@@ -24,6 +24,19 @@ class ControlCalls {
     return callSync(() => native(this).listPausedQueues());
   }
 
+  // The Rust Queue's names for the same three controls.
+  pause(queue) {
+    this.pauseQueue(queue);
+  }
+
+  resume(queue) {
+    this.resumeQueue(queue);
+  }
+
+  pausedQueues() {
+    return this.listPausedQueues();
+  }
+
   purgeCompleted(olderThanMs) {
     return callAsync(() => native(this).purgeCompleted(duration('olderThanMs', olderThanMs, 'ms', true)));
   }

@@ -8,6 +8,10 @@ const { callSync, callAsync, invalid } = require('../errors.cjs');
 const { encode, decode, options, jobOptions } = require('../args.cjs');
 
 class JobsCalls {
+  publishPartial(id, partial) {
+    return callAsync(() => native(this).publishPartial(id, encode('partial', partial)));
+  }
+
   enqueue(task, payload, opts) {
     return callAsync(() => native(this).enqueue(task, encode('payload', payload), jobOptions(opts)));
   }

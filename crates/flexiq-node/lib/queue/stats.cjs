@@ -15,6 +15,11 @@ class StatsCalls {
     return callAsync(() => native(this).statsByQueue(queue));
   }
 
+  /** The Rust Queue's name for `statsByQueue(queue)`. */
+  statsForQueue(queue) {
+    return this.statsByQueue(queue);
+  }
+
   statsAllQueues() {
     return callAsync(() => native(this).statsAllQueues());
   }

@@ -69,6 +69,14 @@ impl NativeQueue {
         Ok(q.job_logs(&id).await.napi()?.into_iter().map(Into::into).collect())
     }
 
+    /// Publishes a partial result (JSON text) for a job from outside its handler; resolves to
+    /// its sequence number (1, 2, ...). `NOT_FOUND` for an unknown job.
+    #[napi]
+    pub async fn publish_partial(&self, id: String, data: String) -> Result<f64> {
+        let q = self.queue()?;
+        Ok(q.publish_partial(&id, data.into_bytes()).await.napi()? as f64)
+    }
+
     /// Re-enqueues a copy of a job (fresh id and retry budget) and records the replay;
     /// resolves to the new id.
     #[napi]
