@@ -6,10 +6,13 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, AcquireLeaseRequest, ClaimRequest, DeadLettersRequest, EnqueueRequest,
+    Enqueued, LeaseRequest, ListJobsRequest,
+};
 use flexiq_core::{
-    AckOutcome, ClaimedJob, EnqueueOptions, ErrorKind, Job, JobFilter, JobId, JobStatus, NewJob, Result,
-    Store,
+    AckOutcome, ClaimedJob, DeadJob, EnqueueOptions, ErrorKind, Job, JobFilter, JobId, JobStatus, Lease,
+    NewJob, Result, Store,
 };
 
 use crate::Harness;
@@ -122,7 +125,7 @@ pub async fn claim_id(s: &dyn Store, id: &JobId, at: i64) -> ClaimedJob {
 /// Applies one ack at `at` and returns its outcome.
 pub async fn ack(s: &dyn Store, c: &ClaimedJob, kind: AckKind, at: i64) -> AckOutcome {
     let out = s
-        .ack(vec![Ack { job_id: c.job.id.clone(), fence: c.fence, kind }], at)
+        .ack(AckRequest { acks: vec![Ack { job_id: c.job.id.clone(), fence: c.fence, kind }], now: at })
         .await
         .unwrap_or_else(|e| panic!("ack {}: {e}", c.job.id));
     assert_eq!(out.len(), 1, "one outcome per ack");
@@ -168,12 +171,35 @@ pub async fn status(s: &dyn Store, id: &JobId) -> JobStatus {
 
 /// Every job the namespace lists under `filter` (one page of up to 10,000).
 pub async fn list(s: &dyn Store, filter: &JobFilter) -> Vec<Job> {
-    s.list_jobs(filter, 10_000, 0).await.unwrap_or_else(|e| panic!("list jobs: {e}"))
+    s.list_jobs(ListJobsRequest { filter: filter.clone(), limit: 10_000, offset: 0 })
+        .await
+        .unwrap_or_else(|e| panic!("list jobs: {e}"))
 }
 
 /// Ids of every job the namespace lists under the default filter, newest first.
 pub async fn listed_ids(s: &dyn Store) -> Vec<JobId> {
     list(s, &JobFilter::default()).await.into_iter().map(|j| j.id).collect()
+}
+
+/// The first page of dead letters (up to 10, every task), newest first.
+pub async fn dead(s: &dyn Store) -> Vec<DeadJob> {
+    s.dead_letters(DeadLettersRequest { task: None, limit: 10, offset: 0 })
+        .await
+        .unwrap_or_else(|e| panic!("list dead letters: {e}"))
+}
+
+/// Tries to take (or renew) lease `name` for `holder` for `ttl_ms` at `at`; false when someone
+/// else holds it.
+pub async fn acquire(s: &dyn Store, name: &str, holder: &str, ttl_ms: u64, at: i64) -> bool {
+    let req = AcquireLeaseRequest { name: name.into(), holder: holder.into(), ttl_ms, now: at };
+    s.acquire_lease(req).await.unwrap_or_else(|e| panic!("acquire lease {name} for {holder}: {e}"))
+}
+
+/// The unlapsed holder of lease `name` at `at`.
+pub async fn current_lease(s: &dyn Store, name: &str, at: i64) -> Option<Lease> {
+    s.lease(LeaseRequest { name: name.into(), now: at })
+        .await
+        .unwrap_or_else(|e| panic!("read lease {name}: {e}"))
 }
 
 /// The error kind of a call that must fail.

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest};
+use flexiq_core::store::{Ack, AckKind, AckRequest, ClaimRequest};
 use flexiq_core::{Backoff, EnqueueOptions, NewJob, Store};
 
 /// Now on the wall clock (Unix ms).
@@ -64,7 +64,10 @@ pub async fn drain_loop(
             })
             .collect();
         let n = acks.len() as u64;
-        store.ack(acks, wall_ms()).await.unwrap_or_else(|e| panic!("ack as {worker_id}: {e}"));
+        store
+            .ack(AckRequest { acks, now: wall_ms() })
+            .await
+            .unwrap_or_else(|e| panic!("ack as {worker_id}: {e}"));
         let _ = left.fetch_update(Ordering::AcqRel, Ordering::Acquire, |l| Some(l.saturating_sub(n)));
         done += n;
     }

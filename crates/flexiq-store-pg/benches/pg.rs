@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use flexiq_core::store::{ClaimRequest, EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{ClaimRequest, EnqueueRequest, Inspect, JobStore, WaitForWorkRequest};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
 use futures::pin_mut;
@@ -168,7 +168,7 @@ async fn enqueue_to_claim(store: &PgStore, claimer: &PgStore) -> Duration {
         let q = vec!["lat".to_string()];
         let mut ready = Some(ready_tx);
         loop {
-            let wait = c2.wait_for_work(&q, 2_000);
+            let wait = c2.wait_for_work(WaitForWorkRequest { queues: q.clone(), timeout_ms: 2_000 });
             tokio::pin!(wait);
             // Poll once so the waiter is registered before the producer is told to go.
             let first = futures::poll!(wait.as_mut());

@@ -5,7 +5,10 @@
 //! `TaskRevoked`; its jobs already pending are not affected and are claimed as usual.
 
 use flexiq_core::options::validate_name;
-use flexiq_core::store::{QueueConfig, QueueControl};
+use flexiq_core::store::{
+    PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
+    SetRateLimitRequest,
+};
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{Error, RateLimit, Result};
 
@@ -14,14 +17,14 @@ use crate::row::{loaded, state_cols};
 use crate::store::PgStore;
 
 impl PgStore {
-    /// Registers a queue if new and sets `assignments` (SQL using `$3` for `value`).
+    /// Registers a queue if new and sets `assignments` (SQL using `$3` for `value`); the
+    /// caller has checked the queue name.
     async fn set_queue(
         &self,
         queue: &str,
         assignments: &str,
         value: &(dyn tokio_postgres::types::ToSql + Sync),
     ) -> Result<()> {
-        validate_name("queue name", queue)?;
         let ns: &str = &self.ns;
         let register =
             self.sql("INSERT INTO {S}.queues (namespace, queue) VALUES ($1, $2) ON CONFLICT DO NOTHING");
@@ -42,10 +45,12 @@ impl PgStore {
 #[async_trait::async_trait]
 impl QueueControl for PgStore {
     async fn pause(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
         self.set_queue(queue, "paused = $3", &true).await
     }
 
     async fn resume(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
         self.set_queue(queue, "paused = $3", &false).await
     }
 
@@ -56,19 +61,15 @@ impl QueueControl for PgStore {
         Ok(c.rows("paused queues", &sql, &[&ns]).await?.iter().map(|r| r.get(0)).collect())
     }
 
-    async fn set_rate_limit(&self, queue: &str, limit: Option<RateLimit>) -> Result<()> {
-        if let Some(l) = limit {
-            if l.count == 0 || l.per_ms == 0 {
-                return Err(Error::invalid(format!(
-                    "rate limit {l} of queue {queue} must allow at least one job per window"
-                )));
-            }
-        }
-        let rate: Option<(i32, i64)> = match limit {
+    async fn set_rate_limit(&self, req: SetRateLimitRequest) -> Result<()> {
+        req.validate()?;
+        let queue = &req.queue;
+        let too_large =
+            |l: RateLimit| Error::invalid(format!("rate limit {l} of queue {queue} is too large"));
+        let rate: Option<(i32, i64)> = match req.limit {
             Some(l) => Some((
-                i32::try_from(l.count).map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
-                i64::try_from(l.per_ms)
-                    .map_err(|_| Error::invalid(format!("rate limit {l} is too large")))?,
+                i32::try_from(l.count).map_err(|_| too_large(l))?,
+                i64::try_from(l.per_ms).map_err(|_| too_large(l))?,
             )),
             None => None,
         };
@@ -82,16 +83,16 @@ impl QueueControl for PgStore {
         .await
     }
 
-    async fn set_concurrency(&self, queue: &str, max: Option<u32>) -> Result<()> {
-        let v: Option<i32> = match max {
-            Some(0) => {
-                return Err(Error::invalid(format!("concurrency cap of queue {queue} must be at least 1")))
-            }
-            Some(m) => Some(
-                i32::try_from(m).map_err(|_| Error::invalid(format!("concurrency cap {m} is too large")))?,
-            ),
-            None => None,
-        };
+    async fn set_concurrency(&self, req: SetConcurrencyRequest) -> Result<()> {
+        req.validate()?;
+        let queue = &req.queue;
+        let v: Option<i32> = req
+            .max
+            .map(|m| {
+                i32::try_from(m)
+                    .map_err(|_| Error::invalid(format!("concurrency cap {m} of queue {queue} is too large")))
+            })
+            .transpose()?;
         self.set_queue(queue, "concurrency = $3", &v).await
     }
 
@@ -116,8 +117,9 @@ impl QueueControl for PgStore {
         })
     }
 
-    async fn purge_queue(&self, queue: &str, now: i64) -> Result<u64> {
-        validate_name("queue name", queue)?;
+    async fn purge_queue(&self, req: PurgeQueueRequest) -> Result<u64> {
+        req.validate()?;
+        let (queue, now) = (&req.queue, req.now);
         let ns: &str = &self.ns;
         let sql = self.sql(&format!(
             "SELECT {} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.queue = $2 AND j.status IN (0, 6, 7) ORDER BY j.id FOR UPDATE",
@@ -169,10 +171,10 @@ impl QueueControl for PgStore {
         Ok(c.rows("revoked tasks", &sql, &[&ns]).await?.iter().map(|r| r.get(0)).collect())
     }
 
-    async fn purge_completed(&self, cutoff: i64) -> Result<u64> {
+    async fn purge_completed(&self, req: PurgeCompletedRequest) -> Result<u64> {
         let ns: &str = &self.ns;
         let sql = self.sql("DELETE FROM {S}.jobs WHERE namespace = $1 AND status = 2 AND finished_at < $2");
         let c = self.conn().await?;
-        c.exec("purge completed jobs", &sql, &[&ns, &cutoff]).await
+        c.exec("purge completed jobs", &sql, &[&ns, &req.cutoff_ms]).await
     }
 }

@@ -1,13 +1,15 @@
 //! [`DeadLetters`] for [`PgStore`]: listing, retrying and purging dead-lettered jobs.
 
 use flexiq_core::cursor::page_from_rows;
-use flexiq_core::store::DeadLetters;
-use flexiq_core::{validate_limit, DeadJob, Error, JobId, Page, Result};
+use flexiq_core::store::{
+    DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, PurgeDeadRequest, RetryDeadRequest,
+};
+use flexiq_core::{DeadJob, Error, JobId, Page, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::apply::Effects;
-use crate::db::jid;
+use crate::db::{i64_of, jid};
 use crate::inspect::cursor_pos;
 use crate::store::PgStore;
 
@@ -33,10 +35,9 @@ fn not_found(id: &str) -> Error {
 
 #[async_trait::async_trait]
 impl DeadLetters for PgStore {
-    async fn dead_letters(&self, task: Option<&str>, limit: u32, offset: u64) -> Result<Vec<DeadJob>> {
-        let limit = i64::from(validate_limit(i64::from(limit))?);
-        let offset =
-            i64::try_from(offset).map_err(|_| Error::invalid(format!("offset {offset} is too large")))?;
+    async fn dead_letters(&self, req: DeadLettersRequest) -> Result<Vec<DeadJob>> {
+        req.validate()?;
+        let (task, limit, offset) = (&req.task, i64::from(req.limit), i64_of("offset", req.offset)?);
         let ns: &str = &self.ns;
         let sql = self.sql(&format!(
             "SELECT {COLS} FROM {{S}}.dead_letters WHERE namespace = $1 AND ($2::text IS NULL OR task_name = $2) \
@@ -50,9 +51,10 @@ impl DeadLetters for PgStore {
             .collect())
     }
 
-    async fn dead_letters_after(&self, limit: u32, after: Option<&str>) -> Result<Page<DeadJob>> {
-        let lim = i64::from(validate_limit(i64::from(limit))?);
-        let (key, id) = match after {
+    async fn dead_letters_after(&self, req: DeadLettersAfterRequest) -> Result<Page<DeadJob>> {
+        req.validate()?;
+        let (limit, lim) = (req.limit, i64::from(req.limit));
+        let (key, id) = match &req.after {
             Some(a) => {
                 let (k, id) = cursor_pos(a, "dead_letters", 0)?;
                 (Some(k), Some(id))
@@ -75,7 +77,8 @@ impl DeadLetters for PgStore {
         Ok(page_from_rows(rows, limit as usize, "dead_letters", 0, |d| (d.failed_at, d.id.clone())))
     }
 
-    async fn retry_dead(&self, dead_id: &str, now: i64) -> Result<JobId> {
+    async fn retry_dead(&self, req: RetryDeadRequest) -> Result<JobId> {
+        let (dead_id, now) = (req.dead_id.as_str(), req.now);
         let Ok(did) = Uuid::parse_str(dead_id) else { return Err(not_found(dead_id)) };
         let ns: &str = &self.ns;
         let new_id = flexiq_core::id::uuid_at(now);
@@ -115,11 +118,11 @@ impl DeadLetters for PgStore {
         Ok(c.exec("delete dead letter", &sql, &[&ns, &did]).await? > 0)
     }
 
-    async fn purge_dead(&self, cutoff: i64) -> Result<u64> {
+    async fn purge_dead(&self, req: PurgeDeadRequest) -> Result<u64> {
         let ns: &str = &self.ns;
         let sql = self.sql("DELETE FROM {S}.dead_letters WHERE namespace = $1 AND failed_at < $2");
         let c = self.conn().await?;
-        c.exec("purge dead letters", &sql, &[&ns, &cutoff]).await
+        c.exec("purge dead letters", &sql, &[&ns, &req.cutoff_ms]).await
     }
 
     async fn purge_dead_by_task(&self, task: &str) -> Result<u64> {

@@ -5,11 +5,18 @@
 //! `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts every row.
 //! Batches that need more (dedupe against live jobs, dependency edges, `max_pending` checked
 //! under the queue's row lock) run the same insert inside a transaction after those checks.
+//!
+//! The batch's own rules (valid jobs, no id twice, dependencies only on earlier jobs) are
+//! `EnqueueRequest::validate` in core. A job with dependencies starts where
+//! `flexiq_core::start::starting` says from their statuses (read under lock, or decided
+//! earlier in the batch); when a dependency already failed, its follow-up event goes through
+//! the state machine before the insert, so the row is written already cancelled.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use flexiq_core::start::starting;
 use flexiq_core::store::{EnqueueRequest, Enqueued};
-use flexiq_core::transition::{transition, Event, JobState};
+use flexiq_core::transition::{transition, JobState};
 use flexiq_core::{Error, JobStatus, NewJob, Result};
 use uuid::Uuid;
 
@@ -219,30 +226,18 @@ impl PgStore {
                 out.push(Enqueued { id: j.id.clone(), created: true });
                 creating.push((id, j));
             }
-            // Dependencies: earlier jobs of the batch, or existing jobs locked and flagged.
+            // Dependencies: earlier jobs of the batch (validated), or existing jobs locked and
+            // flagged. A dependency on a deduplicated job of the batch is one on the live job.
             let batch_pos: HashMap<Uuid, usize> = creating.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
             let mut external: BTreeSet<Uuid> = BTreeSet::new();
             let mut deps_of: Vec<Vec<Uuid>> = Vec::with_capacity(creating.len());
-            for (i, (id, j)) in creating.iter().enumerate() {
+            for (_, j) in &creating {
                 let mut deps = Vec::with_capacity(j.depends_on.len());
                 for d in &j.depends_on {
                     let d = uid(d)?;
                     let d = alias.get(&d).copied().unwrap_or(d);
-                    if d == *id {
-                        return Err(Error::invalid(format!("job {} cannot depend on itself", j.id)));
-                    }
-                    match batch_pos.get(&d) {
-                        Some(p) if *p < i => {}
-                        Some(_) => {
-                            return Err(Error::invalid(format!(
-                                "job {} depends on {}, which comes later in the same batch",
-                                j.id,
-                                jid(d)
-                            )))
-                        }
-                        None => {
-                            external.insert(d);
-                        }
+                    if !batch_pos.contains_key(&d) {
+                        external.insert(d);
                     }
                     deps.push(d);
                 }
@@ -266,7 +261,8 @@ impl PgStore {
                     )));
                 }
             }
-            // Initial statuses, decided by the state machine from `waiting`.
+            // Starting statuses: `starting` over the dependencies' statuses in order, then its
+            // follow-up event (a failed dependency) through the state machine from `waiting`.
             let mut has_deps = vec![false; creating.len()];
             let mut st = Vec::with_capacity(creating.len());
             let mut finished = Vec::with_capacity(creating.len());
@@ -278,37 +274,25 @@ impl PgStore {
                         has_deps[*p] = true;
                     }
                 }
-                let mut s = JobStatus::Pending;
+                let statuses = deps.iter().map(|d| dep_status.get(d).copied().unwrap_or_else(|| st[batch_pos[d]]));
+                let start = starting(statuses);
+                let mut s = start.insert_status();
                 let (mut fin, mut err) = (None, None);
-                if !deps.is_empty() {
+                let dep_ids: Vec<String> = deps.iter().map(|d| d.hyphenated().to_string()).collect();
+                if let Some(ev) = start.follow_up(&dep_ids) {
                     let state = JobState {
                         id: id.hyphenated().to_string(),
-                        status: JobStatus::Waiting,
+                        status: s,
                         attempt: 0,
                         max_retries: j.max_retries,
                         started_at: None,
                         claim_seq: 0,
                         backoff: j.backoff,
                     };
-                    let statuses: Vec<(Uuid, JobStatus)> = deps
-                        .iter()
-                        .map(|d| (*d, dep_status.get(d).copied().unwrap_or_else(|| st[batch_pos[d]])))
-                        .collect();
-                    let failed = statuses
-                        .iter()
-                        .find(|(_, s)| matches!(s, JobStatus::Failed | JobStatus::Dead | JobStatus::Cancelled));
-                    let event = match failed {
-                        Some((d, _)) => Some(Event::DependencyFailed { dependency: d.hyphenated().to_string() }),
-                        None if statuses.iter().all(|(_, s)| *s == JobStatus::Completed) => Some(Event::DependenciesMet),
-                        None => None,
-                    };
-                    s = JobStatus::Waiting;
-                    if let Some(ev) = event {
-                        let next = transition(&state, &ev, now).map_err(|r| r.into_error(&state.id))?;
-                        s = next.status;
-                        fin = next.finished_at;
-                        err = next.last_error;
-                    }
+                    let next = transition(&state, &ev, now).map_err(|r| r.into_error(&state.id))?;
+                    s = next.status;
+                    fin = next.finished_at;
+                    err = next.last_error;
                 }
                 st.push(s);
                 finished.push(fin);

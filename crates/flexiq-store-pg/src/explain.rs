@@ -1,7 +1,7 @@
 //! Query plans of the hot statements, for operators tuning a deployment (and for the tests
 //! that keep claims and keyset pages on index seeks).
 
-use flexiq_core::store::ClaimRequest;
+use flexiq_core::store::{ClaimRequest, ListJobsAfterRequest};
 use flexiq_core::{JobFilter, Result};
 use tokio_postgres::types::ToSql;
 
@@ -27,6 +27,8 @@ impl PgStore {
         limit: u32,
         after: Option<&str>,
     ) -> Result<String> {
+        ListJobsAfterRequest { filter: filter.clone(), limit, after: after.map(str::to_string) }
+            .validate()?;
         let (sql, params) = self.keyset_sql(filter, limit, after)?;
         self.explain(&format!("EXPLAIN {sql}"), &refs(&params)).await
     }

@@ -1,7 +1,10 @@
 //! [`History`] for [`PgStore`]: metric rows, partial results, logs, progress and replays.
 
-use flexiq_core::store::History;
-use flexiq_core::{AckOutcome, Error, Fence, JobId, LogEntry, MetricRow, Partial, ReplayEntry, Result};
+use flexiq_core::store::{
+    AppendLogRequest, GetMetricsRequest, History, PartialsRequest, PublishPartialRequest, ReplayRequest,
+    SetProgressRequest,
+};
+use flexiq_core::{AckOutcome, Error, JobId, LogEntry, MetricRow, Partial, ReplayEntry, Result};
 use uuid::Uuid;
 
 use crate::apply::{new_uuid, Effects};
@@ -10,14 +13,14 @@ use crate::store::PgStore;
 
 #[async_trait::async_trait]
 impl History for PgStore {
-    async fn get_metrics(&self, since: i64, task: Option<&str>) -> Result<Vec<MetricRow>> {
+    async fn get_metrics(&self, req: GetMetricsRequest) -> Result<Vec<MetricRow>> {
         let ns: &str = &self.ns;
         let sql = self.sql(
             "SELECT job_id, task, queue, attempt, success, duration_ms, recorded_at FROM {S}.task_metrics \
              WHERE namespace = $1 AND recorded_at >= $2 AND ($3::text IS NULL OR task = $3) ORDER BY recorded_at, job_id, attempt",
         );
         let c = self.conn().await?;
-        Ok(c.rows("read metrics", &sql, &[&ns, &since, &task])
+        Ok(c.rows("read metrics", &sql, &[&ns, &req.since_ms, &req.task])
             .await?
             .iter()
             .map(|r| MetricRow {
@@ -32,14 +35,10 @@ impl History for PgStore {
             .collect())
     }
 
-    async fn publish_partial(&self, id: &JobId, data: Vec<u8>, now: i64) -> Result<u64> {
+    async fn publish_partial(&self, req: PublishPartialRequest) -> Result<u64> {
+        req.validate()?;
+        let (id, data, now) = (&req.id, &req.data, req.now);
         let u = uid(id)?;
-        if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!(
-                "partial result of job {id} is {} bytes, over the limit",
-                data.len()
-            )));
-        }
         let ns: &str = &self.ns;
         let lock = self.sql("SELECT id FROM {S}.jobs WHERE namespace = $1 AND id = $2 FOR UPDATE");
         // A separate statement after the lock, so it sees partials committed before it.
@@ -53,7 +52,7 @@ impl History for PgStore {
                 if c.opt("publish partial", &lock, &[&ns, &u]).await?.is_none() {
                     return Err(Error::JobNotFound(id.clone()));
                 }
-                let r = c.rows("publish partial", &insert, &[&u, &data, &now]).await?;
+                let r = c.rows("publish partial", &insert, &[&u, data, &now]).await?;
                 Ok(r[0].get::<_, i64>(0))
             })
             .await?;
@@ -61,10 +60,11 @@ impl History for PgStore {
         Ok(seq.max(0) as u64)
     }
 
-    async fn partials(&self, id: &JobId, after_seq: u64, limit: u32) -> Result<Vec<Partial>> {
-        let u = uid(id)?;
-        let limit = i64::from(flexiq_core::validate_limit(i64::from(limit))?);
-        let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
+    async fn partials(&self, req: PartialsRequest) -> Result<Vec<Partial>> {
+        req.validate()?;
+        let u = uid(&req.id)?;
+        let limit = i64::from(req.limit);
+        let after = i64::try_from(req.after_seq).unwrap_or(i64::MAX);
         let sql = self.sql(
             "SELECT seq, data, published_at FROM {S}.job_partials WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         );
@@ -80,16 +80,17 @@ impl History for PgStore {
             .collect())
     }
 
-    async fn append_log(&self, id: &JobId, level: &str, message: &str, now: i64) -> Result<()> {
+    async fn append_log(&self, req: AppendLogRequest) -> Result<()> {
+        req.validate()?;
+        let (id, level, message, now) = (&req.id, &req.level, &req.message, req.now);
         let u = uid(id)?;
-        flexiq_core::options::validate_name("log level", level)?;
         let ns: &str = &self.ns;
         let sql = self.sql(
             "INSERT INTO {S}.task_logs (id, namespace, job_id, level, message, logged_at) \
              SELECT $3, $1, id, $4, $5, $6 FROM {S}.jobs WHERE namespace = $1 AND id = $2",
         );
         let c = self.conn().await?;
-        let n = c.exec("append log", &sql, &[&ns, &u, &new_uuid(), &level, &message, &now]).await?;
+        let n = c.exec("append log", &sql, &[&ns, &u, &new_uuid(), level, message, &now]).await?;
         if n == 0 {
             return Err(Error::JobNotFound(id.clone()));
         }
@@ -115,11 +116,10 @@ impl History for PgStore {
             .collect())
     }
 
-    async fn set_progress(&self, id: &JobId, fence: Fence, progress: f64) -> Result<AckOutcome> {
-        let u = uid(id)?;
-        if !progress.is_finite() || !(0.0..=100.0).contains(&progress) {
-            return Err(Error::invalid(format!("progress {progress} of job {id} must be between 0 and 100")));
-        }
+    async fn set_progress(&self, req: SetProgressRequest) -> Result<AckOutcome> {
+        req.validate()?;
+        let (fence, progress) = (req.fence, req.progress);
+        let u = uid(&req.id)?;
         let ns: &str = &self.ns;
         let attempt = fence.attempt as i32;
         let seq = fence.claim_seq.min(i64::MAX as u64) as i64;
@@ -137,7 +137,8 @@ impl History for PgStore {
         Ok(AckOutcome::Acknowledged)
     }
 
-    async fn replay(&self, id: &JobId, now: i64) -> Result<JobId> {
+    async fn replay(&self, req: ReplayRequest) -> Result<JobId> {
+        let (id, now) = (&req.id, req.now);
         let u = uid(id)?;
         let ns: &str = &self.ns;
         let new_id = flexiq_core::id::uuid_at(now);

@@ -7,15 +7,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use flexiq_core::cursor::page_from_rows;
-use flexiq_core::store::Inspect;
+use flexiq_core::store::{
+    Inspect, ListArchivedAfterRequest, ListArchivedRequest, ListJobsAfterRequest, ListJobsRequest,
+};
 use flexiq_core::{
-    validate_limit, Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus,
-    Page, Result, Stats,
+    Cursor, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page, Result, Stats,
 };
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::db::uid;
+use crate::db::{i64_of, uid};
 use crate::row::{code, job, status, JOB_COLS};
 use crate::store::PgStore;
 
@@ -80,14 +81,6 @@ pub(crate) fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
     params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect()
 }
 
-fn limit_of(limit: u32) -> Result<i64> {
-    validate_limit(i64::from(limit)).map(i64::from)
-}
-
-fn offset_of(offset: u64) -> Result<i64> {
-    i64::try_from(offset).map_err(|_| Error::invalid(format!("offset {offset} is too large")))
-}
-
 /// Decodes a keyset cursor into its (sort key, id).
 pub(crate) fn cursor_pos(after: &str, listing: &str, fp: u64) -> Result<(i64, Uuid)> {
     let c = Cursor::decode(after, listing, fp)?;
@@ -97,14 +90,15 @@ pub(crate) fn cursor_pos(after: &str, listing: &str, fp: u64) -> Result<(i64, Uu
 }
 
 impl PgStore {
-    /// The keyset page statement of `list_jobs_after` and its parameters.
+    /// The keyset page statement of `list_jobs_after` and its parameters; the page size is
+    /// checked by the caller.
     pub(crate) fn keyset_sql(
         &self,
         filter: &JobFilter,
         limit: u32,
         after: Option<&str>,
     ) -> Result<(String, Vec<Param>)> {
-        let lim = limit_of(limit)?;
+        let lim = i64::from(limit);
         let fp = filter.fingerprint();
         let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
         let mut cond = filter_sql(filter, &mut params);
@@ -127,8 +121,10 @@ impl PgStore {
 
 #[async_trait::async_trait]
 impl Inspect for PgStore {
-    async fn list_jobs(&self, filter: &JobFilter, limit: u32, offset: u64) -> Result<Vec<Job>> {
-        let (limit, offset) = (limit_of(limit)?, offset_of(offset)?);
+    async fn list_jobs(&self, req: ListJobsRequest) -> Result<Vec<Job>> {
+        req.validate()?;
+        let filter = &req.filter;
+        let (limit, offset) = (i64::from(req.limit), i64_of("offset", req.offset)?);
         let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
         let cond = filter_sql(filter, &mut params);
         params.push(Box::new(limit));
@@ -141,13 +137,10 @@ impl Inspect for PgStore {
         self.select_jobs("list jobs", &self.sql(&sql), &params).await
     }
 
-    async fn list_jobs_after(
-        &self,
-        filter: &JobFilter,
-        limit: u32,
-        after: Option<&str>,
-    ) -> Result<Page<Job>> {
-        let (sql, params) = self.keyset_sql(filter, limit, after)?;
+    async fn list_jobs_after(&self, req: ListJobsAfterRequest) -> Result<Page<Job>> {
+        req.validate()?;
+        let (filter, limit) = (&req.filter, req.limit);
+        let (sql, params) = self.keyset_sql(filter, limit, req.after.as_deref())?;
         let rows = self.select_jobs("list jobs", &sql, &params).await?;
         Ok(page_from_rows(rows, limit as usize, "jobs", filter.fingerprint(), |j| {
             (j.created_at, j.id.to_string())
@@ -254,8 +247,9 @@ impl Inspect for PgStore {
         Ok(dag)
     }
 
-    async fn list_archived(&self, limit: u32, offset: u64) -> Result<Vec<Job>> {
-        let (limit, offset) = (limit_of(limit)?, offset_of(offset)?);
+    async fn list_archived(&self, req: ListArchivedRequest) -> Result<Vec<Job>> {
+        req.validate()?;
+        let (limit, offset) = (i64::from(req.limit), i64_of("offset", req.offset)?);
         let sql = self.sql(&format!(
             "SELECT {JOB_COLS} FROM {{S}}.archived_jobs WHERE namespace = $1 \
              ORDER BY finished_at DESC, id DESC LIMIT $2 OFFSET $3"
@@ -264,11 +258,12 @@ impl Inspect for PgStore {
         self.select_jobs("list archived jobs", &sql, &params).await
     }
 
-    async fn list_archived_after(&self, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
-        let lim = limit_of(limit)?;
+    async fn list_archived_after(&self, req: ListArchivedAfterRequest) -> Result<Page<Job>> {
+        req.validate()?;
+        let (limit, lim) = (req.limit, i64::from(req.limit));
         let mut params: Vec<Param> = vec![Box::new(self.ns.to_string())];
         let mut cond = String::new();
-        if let Some(a) = after {
+        if let Some(a) = &req.after {
             let (key, id) = cursor_pos(a, "archived", 0)?;
             params.push(Box::new(key));
             params.push(Box::new(id));

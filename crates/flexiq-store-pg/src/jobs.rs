@@ -1,8 +1,12 @@
 //! [`JobStore`] for [`PgStore`]: the hot path, delegating to the enqueue, claim and ack modules.
 
-use flexiq_core::store::{Ack, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
+use flexiq_core::store::{
+    AckRequest, CancelRequest, ClaimRequest, EnqueueRequest, Enqueued, ExpireRunawayRequest, HeartbeatReply,
+    HeartbeatRequest, JobStore, ReleaseStaleRequest, RequestCancelRequest, RequeueRequest, WaitForJobRequest,
+    WaitForWorkRequest,
+};
 use flexiq_core::transition::Event;
-use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
+use flexiq_core::{AckOutcome, ClaimedJob, Error, Job, JobId, JobStatus, Result};
 
 use crate::db::uid;
 use crate::row::{job, status, JOB_COLS};
@@ -18,32 +22,32 @@ impl JobStore for PgStore {
         self.claim_jobs(req).await
     }
 
-    async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
-        self.ack_jobs(acks, now).await
+    async fn ack(&self, req: AckRequest) -> Result<Vec<AckOutcome>> {
+        self.ack_jobs(req.acks, req.now).await
     }
 
-    async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
-        self.heartbeat_jobs(jobs, now).await
+    async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
+        self.heartbeat_jobs(req.jobs, req.now).await
     }
 
-    async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
-        self.release_stale_jobs(stale_after_ms, now).await
+    async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {
+        self.release_stale_jobs(req.stale_after_ms, req.now).await
     }
 
-    async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
-        self.expire_runaway_jobs(absolute_cap_ms, now).await
+    async fn expire_runaway(&self, req: ExpireRunawayRequest) -> Result<Vec<JobId>> {
+        self.expire_runaway_jobs(req.absolute_cap_ms, req.now).await
     }
 
-    async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {
-        Ok(self.apply_one(id, Event::Requeue, now).await?.unwrap_or(false))
+    async fn requeue(&self, req: RequeueRequest) -> Result<bool> {
+        Ok(self.apply_one(&req.id, Event::Requeue, req.now).await?.unwrap_or(false))
     }
 
-    async fn cancel(&self, id: &JobId, now: i64) -> Result<bool> {
-        self.apply_one(id, Event::Cancel, now).await?.ok_or_else(|| Error::JobNotFound(id.clone()))
+    async fn cancel(&self, req: CancelRequest) -> Result<bool> {
+        self.apply_one(&req.id, Event::Cancel, req.now).await?.ok_or(Error::JobNotFound(req.id))
     }
 
-    async fn request_cancel(&self, id: &JobId, now: i64) -> Result<bool> {
-        self.request_cancel_job(id, now).await
+    async fn request_cancel(&self, req: RequestCancelRequest) -> Result<bool> {
+        self.request_cancel_job(&req.id, req.now).await
     }
 
     async fn is_cancel_requested(&self, id: &JobId) -> Result<bool> {
@@ -78,11 +82,11 @@ impl JobStore for PgStore {
         }
     }
 
-    async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()> {
-        self.wait_work(queues, timeout_ms).await
+    async fn wait_for_work(&self, req: WaitForWorkRequest) -> Result<()> {
+        self.wait_work(&req.queues, req.timeout_ms).await
     }
 
-    async fn wait_for_job(&self, id: &JobId, timeout_ms: u64) -> Result<()> {
-        self.wait_job(id, timeout_ms).await
+    async fn wait_for_job(&self, req: WaitForJobRequest) -> Result<()> {
+        self.wait_job(&req.id, req.timeout_ms).await
     }
 }

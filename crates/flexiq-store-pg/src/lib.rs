@@ -8,7 +8,15 @@
 //! limits and concurrency caps are enforced under the queue's state row lock so they hold
 //! across processes; wake-ups use LISTEN/NOTIFY on a dedicated connection with a poll as a
 //! safety net; job counts per queue and status are kept by triggers, so stats cost
-//! O(queues). Every status change is decided by [`flexiq_core::transition()`].
+//! O(queues). Every status change is decided by [`flexiq_core::transition()`], and a new
+//! job's start by [`flexiq_core::start::starting`].
+//!
+//! Each core trait is implemented in the file of its name (`jobs.rs`, `inspect.rs`,
+//! `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`, `maintenance.rs`,
+//! `schema.rs`); the hot path's work lives beside them (`enqueue.rs`, `enqueue_copy.rs`,
+//! `claim.rs`, `claim_free.rs`, `ack.rs`, `apply.rs`), as do the migration runner
+//! (`migrate.rs`) and the wake-ups (`wake.rs`, `wait.rs`). Every request is checked by its
+//! own `validate()` in core first; this crate only refuses what its columns cannot hold.
 
 mod ack;
 mod apply;
@@ -25,10 +33,12 @@ mod explain;
 mod history;
 mod inspect;
 mod jobs;
+mod leadership;
 mod maintenance;
 mod migrate;
 mod options;
 mod row;
+mod schema;
 mod settings;
 mod store;
 mod wait;

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use flexiq_core::store::Maintenance;
-use flexiq_core::{validate_limit, EffectiveRetention, Result, RetentionTable, RetentionWindows, WorkerInfo};
+use flexiq_core::store::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
+use flexiq_core::{EffectiveRetention, Result, RetentionTable, RetentionWindows, WorkerInfo};
 
 use crate::row::JOB_COLS;
 use crate::store::PgStore;
@@ -52,8 +52,9 @@ impl PgStore {
 
 #[async_trait::async_trait]
 impl Maintenance for PgStore {
-    async fn archive_terminal(&self, cutoff: i64, limit: u32, now: i64) -> Result<u64> {
-        let limit = i64::from(validate_limit(i64::from(limit))?);
+    async fn archive_terminal(&self, req: ArchiveTerminalRequest) -> Result<u64> {
+        req.validate()?;
+        let (cutoff, limit, now) = (req.cutoff_ms, i64::from(req.limit), req.now);
         let ns: &str = &self.ns;
         // Columns by name: `archived_jobs` gained `claim_seq` after its `archived_at`.
         let cols = format!("{JOB_COLS}, has_dependents");
@@ -71,20 +72,12 @@ impl Maintenance for PgStore {
         Ok(moved)
     }
 
-    async fn retention_counts(
-        &self,
-        windows: &RetentionWindows,
-        now: i64,
-    ) -> Result<BTreeMap<RetentionTable, u64>> {
-        self.retention(windows, now, false).await
+    async fn retention_counts(&self, req: RetentionRequest) -> Result<BTreeMap<RetentionTable, u64>> {
+        self.retention(&req.windows, req.now, false).await
     }
 
-    async fn retention_purge(
-        &self,
-        windows: &RetentionWindows,
-        now: i64,
-    ) -> Result<BTreeMap<RetentionTable, u64>> {
-        self.retention(windows, now, true).await
+    async fn retention_purge(&self, req: RetentionRequest) -> Result<BTreeMap<RetentionTable, u64>> {
+        self.retention(&req.windows, req.now, true).await
     }
 
     async fn publish_effective_retention(&self, eff: &EffectiveRetention) -> Result<()> {
@@ -178,10 +171,10 @@ impl Maintenance for PgStore {
             .collect())
     }
 
-    async fn prune_workers(&self, cutoff: i64) -> Result<u64> {
+    async fn prune_workers(&self, req: PruneWorkersRequest) -> Result<u64> {
         let ns: &str = &self.ns;
         let sql = self.sql("DELETE FROM {S}.workers WHERE namespace = $1 AND heartbeat_at < $2");
         let c = self.conn().await?;
-        c.exec("prune workers", &sql, &[&ns, &cutoff]).await
+        c.exec("prune workers", &sql, &[&ns, &req.cutoff_ms]).await
     }
 }

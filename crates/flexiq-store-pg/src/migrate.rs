@@ -1,4 +1,5 @@
-//! Embedded, numbered migrations and the contract floor.
+//! The migration runner: embedded, numbered migrations and the stored contract floor, used by
+//! [`PgStore::connect`], [`PgStore::migrate_schema`] and the `Schema` impl in `schema.rs`.
 //!
 //! Migrations run in one transaction under a transaction-scoped advisory lock keyed by the
 //! schema name, so two processes migrating at once are safe: the second waits, then finds
@@ -118,26 +119,5 @@ impl PgStore {
         .await;
         pool.close();
         out
-    }
-}
-
-#[async_trait::async_trait]
-impl flexiq_core::store::Schema for PgStore {
-    async fn migrate(&self) -> Result<MigrationSummary> {
-        let c = self.conn().await?;
-        run(&c, self.schema(), self.quoted_schema()).await
-    }
-
-    async fn min_contract(&self) -> Result<u32> {
-        let c = self.conn().await?;
-        read_floor(&c, self.quoted_schema()).await
-    }
-
-    async fn set_min_contract(&self, level: u32) -> Result<()> {
-        let level = flexiq_core::validate_new_floor(i64::from(level))?;
-        let c = self.conn().await?;
-        let sql = self.sql("UPDATE {S}.meta SET value = $1 WHERE key = 'contract_floor'");
-        c.exec("set contract floor", &sql, &[&i64::from(level)]).await?;
-        Ok(())
     }
 }

@@ -17,7 +17,7 @@ mod harness;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use flexiq_core::store::{EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{EnqueueRequest, Inspect, JobStore, ListJobsAfterRequest};
 use flexiq_core::{Backoff, Cursor, EnqueueOptions, JobFilter, JobStatus, NewJob};
 use flexiq_store_redis::RedisStore;
 use fred::prelude::*;
@@ -106,7 +106,13 @@ fn benches(c: &mut Criterion) {
     for (shape, filter) in shapes {
         let deep = rt.block_on(deep_cursor(&client, &h, "listed", &filter));
         // The deep page really is 1,000,000 rows in: it starts right after the cursor's row.
-        let page = rt.block_on(listed.list_jobs_after(&filter, PAGE, Some(&deep))).unwrap();
+        let page = rt
+            .block_on(listed.list_jobs_after(ListJobsAfterRequest {
+                filter: filter.clone(),
+                limit: PAGE,
+                after: Some(deep.clone()),
+            }))
+            .unwrap();
         assert_eq!(page.items.len(), PAGE as usize, "{shape}");
         for (param, after) in [("first", None), ("depth1000000", Some(deep))] {
             g.bench_function(BenchmarkId::new(shape, param), |b| {
@@ -115,7 +121,8 @@ fn benches(c: &mut Criterion) {
                     time_in_task(&rt, iters, move || {
                         let (store, filter, after) = (store.clone(), filter.clone(), after.clone());
                         async move {
-                            let page = store.list_jobs_after(&filter, PAGE, after.as_deref()).await.unwrap();
+                            let req = ListJobsAfterRequest { filter, limit: PAGE, after };
+                            let page = store.list_jobs_after(req).await.unwrap();
                             assert_eq!(page.items.len(), PAGE as usize);
                         }
                     })

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, JobStore, WaitForWorkRequest,
+};
 use flexiq_core::{Backoff, EnqueueOptions, NewJob};
 use fred::prelude::*;
 use tokio::sync::mpsc;
@@ -160,7 +162,8 @@ fn benches(c: &mut Criterion) {
                     }
                     continue;
                 }
-                if claimer.wait_for_work(&queues, 1_000).await.is_err() {
+                let wait = WaitForWorkRequest { queues: queues.clone(), timeout_ms: 1_000 };
+                if claimer.wait_for_work(wait).await.is_err() {
                     return;
                 }
             }
@@ -186,7 +189,7 @@ fn benches(c: &mut Criterion) {
                     let lat = claimed_at - start;
                     samples.lock().unwrap().push(lat);
                     total += lat;
-                    claimer.ack(vec![ack], wall()).await.unwrap();
+                    claimer.ack(AckRequest { acks: vec![ack], now: wall() }).await.unwrap();
                 }
                 total
             }

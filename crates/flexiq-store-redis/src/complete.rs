@@ -4,7 +4,7 @@
 //! that is the plain completion (completed now, lease cleared, a success metric, nothing
 //! else) `complete.lua` applies it to every job still running with that fence, with the
 //! minimal writes and no read round trip first. Anything else, and jobs with dependents to
-//! release, take the general path through [`crate::plan`].
+//! release, take the general path through [`crate::transact`].
 
 use flexiq_core::id::new_row_id;
 use flexiq_core::store::{Ack, AckKind};

@@ -1,7 +1,7 @@
-//! The connection pool, the Lua scripts (loaded once on every primary, called by SHA,
-//! reloaded on `NOSCRIPT`) and small helpers to send raw commands and pipelines. Commands are
-//! routed by their first key and scripts by `KEYS[1]`, so the same calls work on one server and
-//! on a Redis Cluster.
+//! The connection pool, the calls of the Lua scripts of [`crate::scripts`] (loaded once on
+//! every primary, called by SHA, reloaded on `NOSCRIPT`) and small helpers to send raw commands
+//! and pipelines. Commands are routed by their first key and scripts by `KEYS[1]`, so the same
+//! calls work on one server and on a Redis Cluster.
 
 use std::time::Duration;
 
@@ -10,67 +10,7 @@ use fred::prelude::*;
 use fred::types::{ClusterHash, CustomCommand};
 
 use crate::error::map;
-
-const PRELUDE: &str = include_str!("lua/prelude.lua");
-
-/// One script: its source (prelude included) and SHA-1.
-#[derive(Debug)]
-pub(crate) struct Script {
-    src: String,
-    sha: String,
-}
-
-impl Script {
-    fn new(body: &str) -> Self {
-        Script::bare(&format!("{PRELUDE}\n{body}"))
-    }
-
-    /// A script that runs without the prelude (it defines what it uses itself).
-    fn bare(src: &str) -> Self {
-        Script { src: src.to_string(), sha: fred::util::sha1_hash(src) }
-    }
-}
-
-/// Every script the store runs.
-#[derive(Debug)]
-pub(crate) struct Scripts {
-    pub(crate) enqueue: Script,
-    pub(crate) enqueue_plain: Script,
-    pub(crate) claim: Script,
-    pub(crate) commit: Script,
-    pub(crate) complete: Script,
-    pub(crate) archive: Script,
-    pub(crate) retention: Script,
-    pub(crate) small: Script,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        Scripts {
-            enqueue: Script::new(include_str!("lua/enqueue.lua")),
-            enqueue_plain: Script::bare(include_str!("lua/enqueue_plain.lua")),
-            claim: Script::new(include_str!("lua/claim.lua")),
-            commit: Script::new(include_str!("lua/commit.lua")),
-            complete: Script::new(include_str!("lua/complete.lua")),
-            archive: Script::new(include_str!("lua/archive.lua")),
-            retention: Script::new(include_str!("lua/retention.lua")),
-            small: Script::new(include_str!("lua/small.lua")),
-        }
-    }
-
-    fn all(&self) -> [&Script; 8] {
-        [
-            &self.enqueue,
-            &self.enqueue_plain,
-            &self.claim,
-            &self.commit,
-            &self.complete,
-            &self.archive,
-            &self.retention,
-            &self.small,
-        ]
-    }
-}
+use crate::scripts::{Script, Scripts};
 
 /// A pooled connection plus the script registry.
 pub(crate) struct Conn {

@@ -76,3 +76,27 @@ pub(crate) async fn run_enqueue(ctx: &Ctx, args: Vec<Value>) -> Result<Vec<Enque
     ctx.waker.job_changed();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use flexiq_core::{transition, Event, JobState, JobStatus};
+
+    /// `enqueue.lua` cancels a job whose dependency failed in the script itself; what it writes
+    /// must be what `Event::DependencyFailed` decides for the waiting job it stands for.
+    #[test]
+    fn a_failed_dependency_cancels_as_the_state_machine_does() {
+        let next = transition(
+            &JobState::probe(JobStatus::Waiting, 0),
+            &Event::DependencyFailed { dependency: "dep1".into() },
+            7,
+        )
+        .unwrap();
+        assert_eq!(next.status, JobStatus::Cancelled);
+        assert_eq!(next.finished_at, Some(7));
+        assert_eq!(next.last_error.as_deref(), Some("dependency dep1 did not complete"));
+        assert!(next.error_record.is_none() && next.metric.is_none() && !next.dead_letter);
+        let lua = include_str!("lua/enqueue.lua");
+        assert!(lua.contains("j.st = ST.cancelled"));
+        assert!(lua.contains("'dependency ' .. j.fail .. ' did not complete'"));
+    }
+}

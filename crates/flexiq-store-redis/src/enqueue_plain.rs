@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use flexiq_core::store::Enqueued;
-use flexiq_core::{NewJob, Result};
+use flexiq_core::{JobStatus, NewJob, Result};
 use fred::types::Value;
 
 use crate::conn::{b, n, s};
@@ -40,12 +40,12 @@ fn k(v: &'static str) -> Value {
 /// before each member, the others are all scored 0.
 #[derive(Default)]
 struct Indexes<'a> {
-    at: HashMap<(&'static str, &'a str), usize>,
+    at: HashMap<(&'a str, &'a str), usize>,
     groups: Vec<(String, bool, Vec<Value>)>,
 }
 
 impl<'a> Indexes<'a> {
-    fn group(&mut self, kind: &'static str, name: &'a str, scored: bool) -> &mut Vec<Value> {
+    fn group(&mut self, kind: &'a str, name: &'a str, scored: bool) -> &mut Vec<Value> {
         let groups = &mut self.groups;
         let i = *self.at.entry((kind, name)).or_insert_with(|| {
             groups.push((format!("{kind}{name}"), scored, Vec::new()));
@@ -59,6 +59,8 @@ impl<'a> Indexes<'a> {
 pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
     let at = s(now.to_string());
     let created = pad(now);
+    let pending = JobStatus::Pending.code().to_string();
+    let (pending_in_queue, pending_of_task) = (format!("ix:sq:{pending}:"), format!("ix:st:{pending}:"));
     let mut tasks: Vec<&str> = Vec::new();
     let mut hashes = Vec::with_capacity(1 + jobs.len() * 10);
     let mut ix = Indexes::default();
@@ -102,9 +104,9 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
         } else {
             ix.group("dy:", &j.queue, true).extend([n(j.run_at), s(id)]);
         }
-        ix.group("ix:sq:0:", &j.queue, false).push(member.clone());
-        ix.group("ix:st:0:", &j.task, false).push(member.clone());
-        ix.group("ix:s:", "0", false).push(member);
+        ix.group(&pending_in_queue, &j.queue, false).push(member.clone());
+        ix.group(&pending_of_task, &j.task, false).push(member.clone());
+        ix.group("ix:s:", &pending, false).push(member);
         match counts.iter_mut().find(|(q, _)| *q == j.queue) {
             Some((_, c)) => *c += 1,
             None => counts.push((&j.queue, 1)),

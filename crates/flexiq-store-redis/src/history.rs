@@ -1,10 +1,13 @@
 //! Metrics, partial results, logs, progress and replays.
 
 use flexiq_core::id::new_row_id;
-use flexiq_core::store::{History, JobStore};
+use flexiq_core::store::{
+    AppendLogRequest, GetMetricsRequest, History, JobStore, PartialsRequest, PublishPartialRequest,
+    ReplayRequest, SetProgressRequest,
+};
 use flexiq_core::{
-    validate_limit, AckOutcome, EnqueueOptions, Error, Fence, Job, JobId, JobStatus, LogEntry, MetricRow,
-    NewJob, Partial, ReplayEntry, Result,
+    AckOutcome, EnqueueOptions, Error, Job, JobId, JobStatus, LogEntry, MetricRow, NewJob, Partial,
+    ReplayEntry, Result,
 };
 
 use crate::conn::{b, n, s};
@@ -23,7 +26,8 @@ impl RedisStore {
         row::job_from_hash(&self.ctx.ns, id.as_str(), v)
     }
 
-    async fn small_op(&self, args: Vec<fred::types::Value>) -> Result<i64> {
+    /// Runs one operation of `small.lua`, returning its integer reply.
+    pub(crate) async fn small_op(&self, args: Vec<fred::types::Value>) -> Result<i64> {
         let v = self.ctx.conn.script(&self.ctx.conn.scripts.small, &self.ctx.keys.base, args).await?;
         Ok(int(&v).unwrap_or(0))
     }
@@ -36,8 +40,9 @@ fn after_bar(m: &str) -> &str {
 
 #[async_trait::async_trait]
 impl History for RedisStore {
-    async fn get_metrics(&self, since: i64, task: Option<&str>) -> Result<Vec<MetricRow>> {
+    async fn get_metrics(&self, req: GetMetricsRequest) -> Result<Vec<MetricRow>> {
         self.ctx.check()?;
+        let GetMetricsRequest { since_ms: since, task } = req;
         let v = self
             .ctx
             .conn
@@ -46,26 +51,29 @@ impl History for RedisStore {
         let mut rows = Vec::new();
         for m in row::strings(v) {
             let row: MetricRow = serde_json::from_str(after_bar(&m)).map_err(Error::backend)?;
-            if task.is_none_or(|t| row.task == t) {
+            if task.as_ref().is_none_or(|t| row.task == *t) {
                 rows.push(row);
             }
         }
         Ok(rows)
     }
 
-    async fn publish_partial(&self, id: &JobId, data: Vec<u8>, now: i64) -> Result<u64> {
+    async fn publish_partial(&self, req: PublishPartialRequest) -> Result<u64> {
         self.ctx.check()?;
+        req.validate()?;
+        let PublishPartialRequest { id, data, now } = req;
         let seq = self.small_op(vec![s("partial"), s(id.as_str()), b(data), n(now)]).await?;
         if seq < 0 {
-            return Err(Error::JobNotFound(id.clone()));
+            return Err(Error::JobNotFound(id));
         }
         self.ctx.waker.job_changed();
         Ok(seq as u64)
     }
 
-    async fn partials(&self, id: &JobId, after_seq: u64, limit: u32) -> Result<Vec<Partial>> {
+    async fn partials(&self, req: PartialsRequest) -> Result<Vec<Partial>> {
         self.ctx.check()?;
-        let limit = validate_limit(i64::from(limit))?;
+        req.validate()?;
+        let PartialsRequest { id, after_seq, limit } = req;
         let k = &self.ctx.keys;
         let r = self
             .ctx
@@ -94,16 +102,14 @@ impl History for RedisStore {
             .collect())
     }
 
-    async fn append_log(&self, id: &JobId, level: &str, message: &str, now: i64) -> Result<()> {
+    async fn append_log(&self, req: AppendLogRequest) -> Result<()> {
         self.ctx.check()?;
-        if level.is_empty() {
-            return Err(Error::invalid(format!("log level for job {id} must not be empty")));
-        }
-        let entry =
-            LogEntry { job_id: id.to_string(), level: level.into(), message: message.into(), logged_at: now };
+        req.validate()?;
+        let AppendLogRequest { id, level, message, now } = req;
+        let entry = LogEntry { job_id: id.to_string(), level, message, logged_at: now };
         let json = serde_json::to_string(&entry).map_err(Error::backend)?;
         if self.small_op(vec![s("log"), s(id.as_str()), s(json), n(now)]).await? < 0 {
-            return Err(Error::JobNotFound(id.clone()));
+            return Err(Error::JobNotFound(id));
         }
         Ok(())
     }
@@ -115,11 +121,10 @@ impl History for RedisStore {
         row::strings(v).iter().map(|m| serde_json::from_str(after_bar(m)).map_err(Error::backend)).collect()
     }
 
-    async fn set_progress(&self, id: &JobId, fence: Fence, progress: f64) -> Result<AckOutcome> {
+    async fn set_progress(&self, req: SetProgressRequest) -> Result<AckOutcome> {
         self.ctx.check()?;
-        if !(0.0..=100.0).contains(&progress) {
-            return Err(Error::invalid(format!("progress {progress} of job {id} must be between 0 and 100")));
-        }
+        req.validate()?;
+        let SetProgressRequest { id, fence, progress } = req;
         let ids = vec![id.to_string()];
         let out = transact(&self.ctx, &ids, 0, |plan, rows| match &rows[0] {
             Some(row) if row.holds(fence) => {
@@ -133,9 +138,10 @@ impl History for RedisStore {
         Ok(out)
     }
 
-    async fn replay(&self, id: &JobId, now: i64) -> Result<JobId> {
+    async fn replay(&self, req: ReplayRequest) -> Result<JobId> {
         self.ctx.check()?;
-        let job = self.any_job(id).await?.ok_or_else(|| Error::JobNotFound(id.clone()))?;
+        let ReplayRequest { id, now } = req;
+        let job = self.any_job(&id).await?.ok_or_else(|| Error::JobNotFound(id.clone()))?;
         let opts = EnqueueOptions {
             queue: Some(job.queue.clone()),
             priority: Some(job.priority),

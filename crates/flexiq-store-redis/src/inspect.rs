@@ -4,10 +4,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use flexiq_core::cursor::page_from_rows;
 use flexiq_core::history::{DagEdge, DagNode};
-use flexiq_core::store::Inspect;
-use flexiq_core::{
-    validate_limit, Cursor, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page, Result, Stats,
+use flexiq_core::store::{
+    Inspect, ListArchivedAfterRequest, ListArchivedRequest, ListJobsAfterRequest, ListJobsRequest,
 };
+use flexiq_core::{Cursor, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page, Result, Stats};
 
 use crate::conn::s;
 use crate::keys::{member, member_id, pad};
@@ -148,29 +148,25 @@ impl RedisStore {
 
 #[async_trait::async_trait]
 impl Inspect for RedisStore {
-    async fn list_jobs(&self, filter: &JobFilter, limit: u32, offset: u64) -> Result<Vec<Job>> {
+    async fn list_jobs(&self, req: ListJobsRequest) -> Result<Vec<Job>> {
         self.ctx.check()?;
-        let limit = validate_limit(i64::from(limit))?;
-        self.walk_jobs(filter, None, offset, limit as usize).await
+        req.validate()?;
+        self.walk_jobs(&req.filter, None, req.offset, req.limit as usize).await
     }
 
-    async fn list_jobs_after(
-        &self,
-        filter: &JobFilter,
-        limit: u32,
-        after: Option<&str>,
-    ) -> Result<Page<Job>> {
+    async fn list_jobs_after(&self, req: ListJobsAfterRequest) -> Result<Page<Job>> {
         self.ctx.check()?;
-        let limit = validate_limit(i64::from(limit))? as usize;
-        let fp = filter.fingerprint();
-        let before = match after {
+        req.validate()?;
+        let limit = req.limit as usize;
+        let fp = req.filter.fingerprint();
+        let before = match &req.after {
             Some(c) => {
                 let c = Cursor::decode(c, "jobs", fp)?;
                 Some(member(c.sort_key, &c.id))
             }
             None => None,
         };
-        let rows = self.walk_jobs(filter, before, 0, limit + 1).await?;
+        let rows = self.walk_jobs(&req.filter, before, 0, limit + 1).await?;
         Ok(page_from_rows(rows, limit, "jobs", fp, |j| (j.created_at, j.id.to_string())))
     }
 
@@ -203,7 +199,9 @@ impl Inspect for RedisStore {
 
     async fn count_pending(&self, queue: &str) -> Result<u64> {
         self.ctx.check()?;
-        let v = self.ctx.conn.cmd("HGET", vec![s(self.ctx.keys.k(&format!("cnt:{queue}"))), s("0")]).await?;
+        let pending = JobStatus::Pending.code().to_string();
+        let v =
+            self.ctx.conn.cmd("HGET", vec![s(self.ctx.keys.k(&format!("cnt:{queue}"))), s(pending)]).await?;
         Ok(int(&v).unwrap_or(0).max(0) as u64)
     }
 
@@ -272,16 +270,17 @@ impl Inspect for RedisStore {
         Ok(JobDag { nodes, edges })
     }
 
-    async fn list_archived(&self, limit: u32, offset: u64) -> Result<Vec<Job>> {
+    async fn list_archived(&self, req: ListArchivedRequest) -> Result<Vec<Job>> {
         self.ctx.check()?;
-        let limit = validate_limit(i64::from(limit))?;
-        self.walk_archived(None, offset, limit as usize).await
+        req.validate()?;
+        self.walk_archived(None, req.offset, req.limit as usize).await
     }
 
-    async fn list_archived_after(&self, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
+    async fn list_archived_after(&self, req: ListArchivedAfterRequest) -> Result<Page<Job>> {
         self.ctx.check()?;
-        let limit = validate_limit(i64::from(limit))? as usize;
-        let before = match after {
+        req.validate()?;
+        let limit = req.limit as usize;
+        let before = match &req.after {
             Some(c) => {
                 let c = Cursor::decode(c, "archived", 0)?;
                 Some(member(c.sort_key, &c.id))

@@ -1,5 +1,5 @@
 //! The hot path: enqueue and claim run as single scripts; acks, leases and cancels are
-//! decided by `flexiq_core::transition` and committed through [`crate::plan`].
+//! decided by `flexiq_core::transition` and committed through [`crate::transact`].
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -8,7 +8,11 @@ use crate::conn::{b, n, s};
 use crate::row::{self, int, text};
 use crate::store::RedisStore;
 use crate::transact::transact;
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, CancelRequest, ClaimRequest, EnqueueRequest, Enqueued, ExpireRunawayRequest,
+    HeartbeatReply, HeartbeatRequest, JobStore, ReleaseStaleRequest, RequestCancelRequest, RequeueRequest,
+    WaitForJobRequest, WaitForWorkRequest,
+};
 use flexiq_core::{
     transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, Refusal, Result,
 };
@@ -125,7 +129,7 @@ impl RedisStore {
     /// job's start time.
     async fn started_before(&self, cutoff: i64) -> Result<Vec<String>> {
         const PAGE: i64 = 1_000;
-        let index = self.ctx.keys.k("ix:s:1");
+        let index = self.ctx.keys.k(&format!("ix:s:{}", JobStatus::Running.code()));
         let (mut from, mut ids) = (s("-"), Vec::new());
         loop {
             let range = vec![
@@ -218,8 +222,9 @@ impl JobStore for RedisStore {
         Ok(out)
     }
 
-    async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+    async fn ack(&self, req: AckRequest) -> Result<Vec<AckOutcome>> {
         self.ctx.check()?;
+        let AckRequest { acks, now } = req;
         if acks.is_empty() {
             return Ok(Vec::new());
         }
@@ -255,8 +260,9 @@ impl JobStore for RedisStore {
         Ok(out.into_iter().map(|o| o.unwrap_or(AckOutcome::Superseded)).collect())
     }
 
-    async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
+    async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
         self.ctx.check()?;
+        let HeartbeatRequest { jobs, now } = req;
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
@@ -287,33 +293,37 @@ impl JobStore for RedisStore {
         .await
     }
 
-    async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
+    async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {
         self.ctx.check()?;
+        let ReleaseStaleRequest { stale_after_ms, now } = req;
         let cutoff = now.saturating_sub(i64::try_from(stale_after_ms).unwrap_or(i64::MAX));
         let ids = self.lease_ids("hb", cutoff).await?;
         self.lease_event(ids, Event::HeartbeatLost, now, |_| true).await
     }
 
-    async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
+    async fn expire_runaway(&self, req: ExpireRunawayRequest) -> Result<Vec<JobId>> {
         self.ctx.check()?;
+        let ExpireRunawayRequest { absolute_cap_ms, now } = req;
         let cutoff = now.saturating_sub(i64::try_from(absolute_cap_ms).unwrap_or(i64::MAX));
         let ids = self.started_before(cutoff).await?;
         self.lease_event(ids, Event::RunawayExpired, now, |r| r.started_at.is_some_and(|at| at < cutoff))
             .await
     }
 
-    async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {
+    async fn requeue(&self, req: RequeueRequest) -> Result<bool> {
         self.ctx.check()?;
-        Ok(self.job_event(id, Event::Requeue, now).await?.unwrap_or(false))
+        Ok(self.job_event(&req.id, Event::Requeue, req.now).await?.unwrap_or(false))
     }
 
-    async fn cancel(&self, id: &JobId, now: i64) -> Result<bool> {
+    async fn cancel(&self, req: CancelRequest) -> Result<bool> {
         self.ctx.check()?;
-        self.job_event(id, Event::Cancel, now).await?.ok_or_else(|| Error::JobNotFound(id.clone()))
+        let CancelRequest { id, now } = req;
+        self.job_event(&id, Event::Cancel, now).await?.ok_or(Error::JobNotFound(id))
     }
 
-    async fn request_cancel(&self, id: &JobId, now: i64) -> Result<bool> {
+    async fn request_cancel(&self, req: RequestCancelRequest) -> Result<bool> {
         self.ctx.check()?;
+        let RequestCancelRequest { id, now } = req;
         let ctx = &self.ctx;
         let ids = vec![id.to_string()];
         let out = transact(ctx, &ids, now, |plan, rows| {
@@ -335,7 +345,7 @@ impl JobStore for RedisStore {
         })
         .await?;
         self.changed();
-        out.ok_or_else(|| Error::JobNotFound(id.clone()))
+        out.ok_or(Error::JobNotFound(id))
     }
 
     async fn is_cancel_requested(&self, id: &JobId) -> Result<bool> {
@@ -373,12 +383,13 @@ impl JobStore for RedisStore {
         Ok(v.get(1).and_then(row::bytes))
     }
 
-    async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()> {
+    async fn wait_for_work(&self, req: WaitForWorkRequest) -> Result<()> {
         self.ctx.check()?;
+        let WaitForWorkRequest { queues, timeout_ms } = req;
         let queues: Vec<String> = if queues.is_empty() {
             row::strings(self.ctx.conn.cmd("SMEMBERS", vec![s(self.ctx.keys.k("queues"))]).await?)
         } else {
-            queues.to_vec()
+            queues
         };
         let cmds = queues
             .iter()
@@ -395,8 +406,9 @@ impl JobStore for RedisStore {
         self.ctx.waker.wait_work(Duration::from_millis(timeout_ms), due).await
     }
 
-    async fn wait_for_job(&self, id: &JobId, timeout_ms: u64) -> Result<()> {
+    async fn wait_for_job(&self, req: WaitForJobRequest) -> Result<()> {
         self.ctx.check()?;
+        let WaitForJobRequest { id, timeout_ms } = req;
         let key = self.ctx.keys.job(id.as_str());
         let read = || async {
             let v = self.ctx.conn.cmd("HMGET", vec![s(key.clone()), s("v"), s("ps")]).await?.into_array();

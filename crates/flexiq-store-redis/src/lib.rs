@@ -4,16 +4,23 @@
 //! touches one slot, the slot of the one key it declares (`KEYS[1]`, the namespace base), and
 //! the store runs unchanged on Redis Cluster (the conformance suite runs on both). Enqueue and claim are
 //! single scripts; every other status change is decided by `flexiq_core::transition` in Rust
-//! and committed by a compare-and-set script guarded by per-job versions ([`transact`]). Jobs
-//! are hashes; listings are sorted sets keyed by time, so keyset pages are index seeks;
-//! per-queue status counters make stats O(1). Idle workers block on a marker key.
-//! See `docs/redis.md` for the key layout and operating notes.
+//! and committed by a compare-and-set script guarded by per-job versions ([`transact`]). The
+//! scripts spell no status code and decide no start: a header generated from `flexiq_core`
+//! ([`scripts`]) gives them the codes, the claimable and terminal sets and the verdict per
+//! dependency status. Jobs are hashes; listings are sorted sets keyed by time, so keyset pages
+//! are index seeks; per-queue status counters make stats O(1). Idle workers block on a marker
+//! key. See `docs/redis.md` for the key layout and operating notes.
+//!
+//! Each core store trait is implemented in the file of its name: `jobs.rs` (`JobStore`),
+//! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
+//! `settings.rs`, `leadership.rs`, `maintenance.rs` and `schema.rs`; the rest are the parts
+//! they share.
 
-mod admin;
 mod backfill;
 mod complete;
 mod conn;
 mod control;
+mod dead;
 mod enqueue;
 mod enqueue_plain;
 mod error;
@@ -21,9 +28,14 @@ mod history;
 mod inspect;
 mod jobs;
 mod keys;
+mod leadership;
 mod listing;
+mod maintenance;
 mod options;
 mod row;
+mod schema;
+mod scripts;
+mod settings;
 mod store;
 mod transact;
 mod wake;

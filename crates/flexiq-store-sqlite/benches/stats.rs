@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, Inspect, JobStore};
 use flexiq_core::{EnqueueOptions, NewJob};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 use tokio::runtime::Runtime;
@@ -55,7 +55,7 @@ async fn build(store: &SqliteStore) {
                 })
                 .collect::<Vec<_>>();
             settled += acks.len();
-            store.ack(acks, T0 + 1).await.unwrap();
+            store.ack(AckRequest { acks, now: T0 + 1 }).await.unwrap();
         }
     }
 }

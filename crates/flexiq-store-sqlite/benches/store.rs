@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use flexiq_core::cursor::Cursor;
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, Inspect, JobStore, ListJobsAfterRequest,
+};
 use flexiq_core::{EnqueueOptions, JobFilter, NewJob};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 use tokio::runtime::Runtime;
@@ -212,7 +214,7 @@ fn claim_complete(c: &mut Criterion) {
                             kind: AckKind::Complete { result: None },
                         })
                         .collect();
-                    store.ack(acks, T0 + 1).await.unwrap();
+                    store.ack(AckRequest { acks, now: T0 + 1 }).await.unwrap();
                 }
                 start.elapsed()
             }
@@ -293,12 +295,22 @@ fn deep(c: &mut Criterion) {
     });
     g.bench_function(BenchmarkId::new("keyset_page", "first"), |b| {
         b.to_async(&rt).iter(|| async {
-            assert_eq!(store.list_jobs_after(&filter, 100, None).await.unwrap().items.len(), 100)
+            assert_eq!(
+                store
+                    .list_jobs_after(ListJobsAfterRequest { filter: filter.clone(), limit: 100, after: None })
+                    .await
+                    .unwrap()
+                    .items
+                    .len(),
+                100
+            )
         })
     });
     g.bench_function(BenchmarkId::new("keyset_page", "depth_1000000"), |b| {
         b.to_async(&rt).iter(|| async {
-            let page = store.list_jobs_after(&filter, 100, Some(&deep_cursor)).await.unwrap();
+            let req =
+                ListJobsAfterRequest { filter: filter.clone(), limit: 100, after: Some(deep_cursor.clone()) };
+            let page = store.list_jobs_after(req).await.unwrap();
             assert_eq!(page.items.len(), 100);
         })
     });

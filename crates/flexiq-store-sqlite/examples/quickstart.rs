@@ -5,7 +5,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, Inspect, JobStore};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -50,7 +50,7 @@ async fn main() -> Result<(), flexiq_core::Error> {
             kind: AckKind::Complete { result: Some(b"sent".to_vec()) },
         })
         .collect();
-    let outcomes = store.ack(acks, now + 5).await?;
+    let outcomes = store.ack(AckRequest { acks, now: now + 5 }).await?;
     println!("acknowledged {} completions", outcomes.len());
 
     let stats = store.stats(Some("emails")).await?;

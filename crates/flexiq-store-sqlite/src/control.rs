@@ -3,9 +3,12 @@
 //! task refuses new enqueues (`TaskRevoked`, checked in `enqueue`); claims do not look at it.
 
 use flexiq_core::options::validate_name;
-use flexiq_core::store::{QueueConfig, QueueControl};
+use flexiq_core::store::{
+    PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
+    SetRateLimitRequest,
+};
 use flexiq_core::transition::Event;
-use flexiq_core::{Error, JobStatus, RateLimit, Result};
+use flexiq_core::{JobStatus, Result};
 
 use crate::apply::{fire, Extras};
 use crate::claim::queue_row;
@@ -30,14 +33,9 @@ fn ensure_queue(ctx: &WriteCtx<'_>, ns: &str, queue: &str) -> Result<()> {
 }
 
 impl SqliteStore {
-    async fn update_queue(
-        &self,
-        queue: &str,
-        sql: &'static str,
-        value: rusqlite::types::Value,
-    ) -> Result<()> {
-        validate_name("queue name", queue)?;
-        let (ns, q) = (self.ns(), queue.to_string());
+    /// Writes one column of a queue's (validated) row, creating the row first.
+    async fn update_queue(&self, q: String, sql: &'static str, value: rusqlite::types::Value) -> Result<()> {
+        let ns = self.ns();
         self.write(false, move |ctx| {
             ensure_queue(ctx, &ns, &q)?;
             ctx.conn.prepare_cached(sql).db()?.execute((&*ns, &q, value)).db()?;
@@ -51,13 +49,15 @@ impl SqliteStore {
 #[async_trait::async_trait]
 impl QueueControl for SqliteStore {
     async fn pause(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
         let sql = "UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2";
-        self.update_queue(queue, sql, 1.into()).await
+        self.update_queue(queue.to_string(), sql, 1.into()).await
     }
 
     async fn resume(&self, queue: &str) -> Result<()> {
+        validate_name("queue name", queue)?;
         let sql = "UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2";
-        self.update_queue(queue, sql, 0.into()).await
+        self.update_queue(queue.to_string(), sql, 0.into()).await
     }
 
     async fn paused_queues(&self) -> Result<Vec<String>> {
@@ -72,16 +72,9 @@ impl QueueControl for SqliteStore {
         .await
     }
 
-    async fn set_rate_limit(&self, queue: &str, limit: Option<RateLimit>) -> Result<()> {
-        validate_name("queue name", queue)?;
-        if let Some(l) = limit {
-            if l.count == 0 || l.per_ms == 0 {
-                return Err(Error::invalid(format!(
-                    "rate limit of queue {queue} must allow at least one job per window"
-                )));
-            }
-        }
-        let (ns, q) = (self.ns(), queue.to_string());
+    async fn set_rate_limit(&self, req: SetRateLimitRequest) -> Result<()> {
+        req.validate()?;
+        let (ns, SetRateLimitRequest { queue: q, limit }) = (self.ns(), req);
         self.write(false, move |ctx| {
             ensure_queue(ctx, &ns, &q)?;
             ctx.conn
@@ -98,10 +91,9 @@ impl QueueControl for SqliteStore {
         .await
     }
 
-    async fn set_concurrency(&self, queue: &str, max: Option<u32>) -> Result<()> {
-        if max == Some(0) {
-            return Err(Error::invalid(format!("concurrency cap of queue {queue} must be at least 1")));
-        }
+    async fn set_concurrency(&self, req: SetConcurrencyRequest) -> Result<()> {
+        req.validate()?;
+        let SetConcurrencyRequest { queue, max } = req;
         let sql = "UPDATE queue_state SET concurrency = ?3 WHERE ns = ?1 AND queue = ?2";
         self.update_queue(queue, sql, max.map_or(rusqlite::types::Value::Null, |m| i64::from(m).into())).await
     }
@@ -115,9 +107,9 @@ impl QueueControl for SqliteStore {
         .await
     }
 
-    async fn purge_queue(&self, queue: &str, now: i64) -> Result<u64> {
-        validate_name("queue name", queue)?;
-        let (ns, q) = (self.ns(), queue.to_string());
+    async fn purge_queue(&self, req: PurgeQueueRequest) -> Result<u64> {
+        req.validate()?;
+        let (ns, PurgeQueueRequest { queue: q, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let ids: Vec<String> = {
                 let mut stmt = ctx
@@ -182,8 +174,8 @@ impl QueueControl for SqliteStore {
         .await
     }
 
-    async fn purge_completed(&self, cutoff: i64) -> Result<u64> {
-        let ns = self.ns();
+    async fn purge_completed(&self, req: PurgeCompletedRequest) -> Result<u64> {
+        let (ns, PurgeCompletedRequest { cutoff_ms: cutoff }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let rows: Vec<(String, String)> = {
                 let mut stmt = ctx.conn.prepare_cached(PURGE_COMPLETED).db()?;

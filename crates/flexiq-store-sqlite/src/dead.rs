@@ -1,8 +1,11 @@
 //! [`DeadLetters`]: listing, retry as a fresh job, deletion and purges.
 
 use flexiq_core::cursor::{page_from_rows, Cursor};
-use flexiq_core::store::{DeadLetters, EnqueueRequest};
-use flexiq_core::{validate_limit, Backoff, DeadJob, Error, JobId, NewJob, Page, Result};
+use flexiq_core::store::{
+    DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, EnqueueRequest, PurgeDeadRequest,
+    RetryDeadRequest,
+};
+use flexiq_core::{Backoff, DeadJob, Error, JobId, NewJob, Page, Result};
 use rusqlite::{OptionalExtension, Row};
 
 use crate::error::SqlResultExt;
@@ -43,9 +46,9 @@ pub(crate) fn dead_page_sql(after: bool) -> String {
 
 #[async_trait::async_trait]
 impl DeadLetters for SqliteStore {
-    async fn dead_letters(&self, task: Option<&str>, limit: u32, offset: u64) -> Result<Vec<DeadJob>> {
-        validate_limit(i64::from(limit))?;
-        let (ns, task) = (self.ns(), task.map(str::to_string));
+    async fn dead_letters(&self, req: DeadLettersRequest) -> Result<Vec<DeadJob>> {
+        req.validate()?;
+        let (ns, DeadLettersRequest { task, limit, offset }) = (self.ns(), req);
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         self.read(move |conn| {
             let sql = match task {
@@ -65,9 +68,10 @@ impl DeadLetters for SqliteStore {
         .await
     }
 
-    async fn dead_letters_after(&self, limit: u32, after: Option<&str>) -> Result<Page<DeadJob>> {
-        validate_limit(i64::from(limit))?;
-        let cursor = after.map(|a| Cursor::decode(a, DEAD_LISTING, 0)).transpose()?;
+    async fn dead_letters_after(&self, req: DeadLettersAfterRequest) -> Result<Page<DeadJob>> {
+        req.validate()?;
+        let DeadLettersAfterRequest { limit, after } = req;
+        let cursor = after.map(|a| Cursor::decode(&a, DEAD_LISTING, 0)).transpose()?;
         let ns = self.ns();
         self.read(move |conn| {
             let fetch = i64::from(limit) + 1;
@@ -83,8 +87,8 @@ impl DeadLetters for SqliteStore {
         .await
     }
 
-    async fn retry_dead(&self, dead_id: &str, now: i64) -> Result<JobId> {
-        let (ns, dead_id) = (self.ns(), dead_id.to_string());
+    async fn retry_dead(&self, req: RetryDeadRequest) -> Result<JobId> {
+        let (ns, RetryDeadRequest { dead_id, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let job = ctx
                 .conn
@@ -142,8 +146,8 @@ impl DeadLetters for SqliteStore {
         .await
     }
 
-    async fn purge_dead(&self, cutoff: i64) -> Result<u64> {
-        let ns = self.ns();
+    async fn purge_dead(&self, req: PurgeDeadRequest) -> Result<u64> {
+        let (ns, PurgeDeadRequest { cutoff_ms: cutoff }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let n = ctx
                 .conn

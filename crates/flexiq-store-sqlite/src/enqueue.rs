@@ -1,7 +1,11 @@
 //! Enqueue on the writer thread: revocation, unique keys, dependencies, the admission cap.
+//!
+//! Where a job with dependencies starts is [`flexiq_core::start::starting`]'s verdict over the
+//! dependencies' statuses, read in this transaction; a failed dependency's cancellation is its
+//! follow-up event, applied through the same transition path as every other status change.
 
+use flexiq_core::start::starting;
 use flexiq_core::store::{EnqueueRequest, Enqueued};
-use flexiq_core::transition::Event;
 use flexiq_core::{Error, JobId, JobStatus, NewJob, Result};
 use rusqlite::{Connection, OptionalExtension};
 
@@ -160,6 +164,7 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
             }
         }
         out.push(Enqueued { id: j.id.clone(), created: true });
+        // No dependencies: `starting` says ready, so the row goes in `pending` with the batch.
         if j.depends_on.is_empty() && j.unique_key.is_none() {
             ctx.count_delta(ns, &j.queue, JobStatus::Pending, 1);
             ctx.wake_work();
@@ -172,21 +177,14 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
         }
         insert_rows(conn, ns, req.now, &buffered)?;
         buffered.clear();
-        let mut status = JobStatus::Pending;
-        let mut failed_dep = None;
+        let mut statuses = Vec::with_capacity(j.depends_on.len());
         for d in &j.depends_on {
-            let st = dep_status(conn, ns, d)?.ok_or_else(|| {
+            statuses.push(dep_status(conn, ns, d)?.ok_or_else(|| {
                 Error::invalid(format!("dependency {d} of job {} not found in namespace {ns}", j.id))
-            })?;
-            match st {
-                JobStatus::Completed => {}
-                JobStatus::Failed | JobStatus::Dead | JobStatus::Cancelled => {
-                    status = JobStatus::Waiting;
-                    failed_dep.get_or_insert_with(|| d.to_string());
-                }
-                _ => status = JobStatus::Waiting,
-            }
+            })?);
         }
+        let start = starting(statuses);
+        let status = start.insert_status();
         insert_rows(conn, ns, req.now, &[(j, status)])?;
         if !j.depends_on.is_empty() {
             let mut edge =
@@ -203,9 +201,9 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
         if status == JobStatus::Pending {
             ctx.wake_work();
         }
-        if let Some(dependency) = failed_dep {
+        if let Some(event) = start.follow_up(&j.depends_on) {
             if let Some(st) = load_state(conn, ns, j.id.as_str())? {
-                fire(ctx, ns, &st, &Event::DependencyFailed { dependency }, req.now, Extras::default())?;
+                fire(ctx, ns, &st, &event, req.now, Extras::default())?;
             }
         }
     }

@@ -1,11 +1,11 @@
 //! [`History`]: metric rows, partial results, logs, progress and replays.
 
 use flexiq_core::id::new_row_id;
-use flexiq_core::store::{EnqueueRequest, History};
-use flexiq_core::{
-    validate_limit, AckOutcome, Error, Fence, JobId, LogEntry, MetricRow, NewJob, Partial, ReplayEntry,
-    Result,
+use flexiq_core::store::{
+    AppendLogRequest, EnqueueRequest, GetMetricsRequest, History, PartialsRequest, PublishPartialRequest,
+    ReplayRequest, SetProgressRequest,
 };
+use flexiq_core::{AckOutcome, Error, JobId, LogEntry, MetricRow, NewJob, Partial, ReplayEntry, Result};
 
 use crate::error::SqlResultExt;
 use crate::row::{job_exists, load_job, load_state};
@@ -13,8 +13,8 @@ use crate::{enqueue, SqliteStore};
 
 #[async_trait::async_trait]
 impl History for SqliteStore {
-    async fn get_metrics(&self, since: i64, task: Option<&str>) -> Result<Vec<MetricRow>> {
-        let (ns, task) = (self.ns(), task.map(str::to_string));
+    async fn get_metrics(&self, req: GetMetricsRequest) -> Result<Vec<MetricRow>> {
+        let (ns, GetMetricsRequest { since_ms: since, task }) = (self.ns(), req);
         self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
@@ -41,14 +41,9 @@ impl History for SqliteStore {
         .await
     }
 
-    async fn publish_partial(&self, id: &JobId, data: Vec<u8>, now: i64) -> Result<u64> {
-        if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!(
-                "partial of job {id} is {} bytes, over the payload limit",
-                data.len()
-            )));
-        }
-        let (ns, id) = (self.ns(), id.clone());
+    async fn publish_partial(&self, req: PublishPartialRequest) -> Result<u64> {
+        req.validate()?;
+        let (ns, PublishPartialRequest { id, data, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             if !job_exists(ctx.conn, &ns, id.as_str())? {
                 return Err(Error::JobNotFound(id));
@@ -69,9 +64,9 @@ impl History for SqliteStore {
         .await
     }
 
-    async fn partials(&self, id: &JobId, after_seq: u64, limit: u32) -> Result<Vec<Partial>> {
-        validate_limit(i64::from(limit))?;
-        let id = id.clone();
+    async fn partials(&self, req: PartialsRequest) -> Result<Vec<Partial>> {
+        req.validate()?;
+        let PartialsRequest { id, after_seq, limit } = req;
         let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
         self.read(move |conn| {
             let mut stmt = conn
@@ -90,12 +85,9 @@ impl History for SqliteStore {
         .await
     }
 
-    async fn append_log(&self, id: &JobId, level: &str, message: &str, now: i64) -> Result<()> {
-        flexiq_core::options::validate_name("log level", level)?;
-        if message.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!("log line of job {id} is {} bytes, too long", message.len())));
-        }
-        let (ns, id, level, message) = (self.ns(), id.clone(), level.to_string(), message.to_string());
+    async fn append_log(&self, req: AppendLogRequest) -> Result<()> {
+        req.validate()?;
+        let (ns, AppendLogRequest { id, level, message, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             if !job_exists(ctx.conn, &ns, id.as_str())? {
                 return Err(Error::JobNotFound(id));
@@ -136,11 +128,9 @@ impl History for SqliteStore {
         .await
     }
 
-    async fn set_progress(&self, id: &JobId, fence: Fence, progress: f64) -> Result<AckOutcome> {
-        if !(0.0..=100.0).contains(&progress) {
-            return Err(Error::invalid(format!("progress {progress} of job {id} must be between 0 and 100")));
-        }
-        let (ns, id) = (self.ns(), id.clone());
+    async fn set_progress(&self, req: SetProgressRequest) -> Result<AckOutcome> {
+        req.validate()?;
+        let (ns, SetProgressRequest { id, fence, progress }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else { return Ok(AckOutcome::Superseded) };
             if !st.holds(fence) {
@@ -157,8 +147,8 @@ impl History for SqliteStore {
         .await
     }
 
-    async fn replay(&self, id: &JobId, now: i64) -> Result<JobId> {
-        let (ns, id) = (self.ns(), id.clone());
+    async fn replay(&self, req: ReplayRequest) -> Result<JobId> {
+        let (ns, ReplayRequest { id, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let old = load_job(ctx.conn, &ns, id.as_str())?.ok_or_else(|| Error::JobNotFound(id.clone()))?;
             let job = NewJob {

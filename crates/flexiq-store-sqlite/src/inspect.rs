@@ -5,10 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use flexiq_core::cursor::{page_from_rows, Cursor};
-use flexiq_core::store::Inspect;
+use flexiq_core::store::{
+    Inspect, ListArchivedAfterRequest, ListArchivedRequest, ListJobsAfterRequest, ListJobsRequest,
+};
 use flexiq_core::{
-    validate_limit, DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page,
-    Result, Stats,
+    DagEdge, DagNode, Error, Job, JobDag, JobError, JobFilter, JobId, JobStatus, Page, Result, Stats,
 };
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
@@ -170,9 +171,9 @@ fn dag(conn: &Connection, ns: &str, root: &str) -> Result<JobDag> {
 
 #[async_trait::async_trait]
 impl Inspect for SqliteStore {
-    async fn list_jobs(&self, filter: &JobFilter, limit: u32, offset: u64) -> Result<Vec<Job>> {
-        validate_limit(i64::from(limit))?;
-        let (ns, f) = (self.ns(), filter.clone());
+    async fn list_jobs(&self, req: ListJobsRequest) -> Result<Vec<Job>> {
+        req.validate()?;
+        let (ns, ListJobsRequest { filter: f, limit, offset }) = (self.ns(), req);
         self.read(move |conn| {
             let (clause, mut params) = filter_sql(&ns, &f);
             params.push(Value::Integer(i64::from(limit)));
@@ -187,16 +188,12 @@ impl Inspect for SqliteStore {
         .await
     }
 
-    async fn list_jobs_after(
-        &self,
-        filter: &JobFilter,
-        limit: u32,
-        after: Option<&str>,
-    ) -> Result<Page<Job>> {
-        validate_limit(i64::from(limit))?;
-        let fp = filter.fingerprint();
-        let cursor = after.map(|a| Cursor::decode(a, JOBS_LISTING, fp)).transpose()?;
-        let (ns, f) = (self.ns(), filter.clone());
+    async fn list_jobs_after(&self, req: ListJobsAfterRequest) -> Result<Page<Job>> {
+        req.validate()?;
+        let ListJobsAfterRequest { filter: f, limit, after } = req;
+        let fp = f.fingerprint();
+        let cursor = after.map(|a| Cursor::decode(&a, JOBS_LISTING, fp)).transpose()?;
+        let ns = self.ns();
         self.read(move |conn| {
             let (sql, params) = jobs_page_sql(&ns, &f, cursor.as_ref(), limit);
             let rows = run(conn, &sql, &params)?;
@@ -288,9 +285,9 @@ impl Inspect for SqliteStore {
         self.read(move |conn| dag(conn, &ns, id.as_str())).await
     }
 
-    async fn list_archived(&self, limit: u32, offset: u64) -> Result<Vec<Job>> {
-        validate_limit(i64::from(limit))?;
-        let ns = self.ns();
+    async fn list_archived(&self, req: ListArchivedRequest) -> Result<Vec<Job>> {
+        req.validate()?;
+        let (ns, ListArchivedRequest { limit, offset }) = (self.ns(), req);
         self.read(move |conn| {
             let sql = format!(
                 "SELECT {JOB_COLS} FROM archived_jobs WHERE ns = ?1 AND finished_at IS NOT NULL
@@ -305,9 +302,10 @@ impl Inspect for SqliteStore {
         .await
     }
 
-    async fn list_archived_after(&self, limit: u32, after: Option<&str>) -> Result<Page<Job>> {
-        validate_limit(i64::from(limit))?;
-        let cursor = after.map(|a| Cursor::decode(a, ARCHIVED_LISTING, 0)).transpose()?;
+    async fn list_archived_after(&self, req: ListArchivedAfterRequest) -> Result<Page<Job>> {
+        req.validate()?;
+        let ListArchivedAfterRequest { limit, after } = req;
+        let cursor = after.map(|a| Cursor::decode(&a, ARCHIVED_LISTING, 0)).transpose()?;
         let ns = self.ns();
         self.read(move |conn| {
             let (sql, params) = archived_page_sql(&ns, cursor.as_ref(), limit);

@@ -1,8 +1,12 @@
 //! [`JobStore`]: enqueue, claim, fenced acks, leases, cancellation and lookups.
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, CancelRequest, ClaimRequest, EnqueueRequest, Enqueued, ExpireRunawayRequest,
+    HeartbeatReply, HeartbeatRequest, JobStore, ReleaseStaleRequest, RequestCancelRequest, RequeueRequest,
+    WaitForJobRequest, WaitForWorkRequest,
+};
 use flexiq_core::transition::{transition, Event};
-use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
+use flexiq_core::{AckOutcome, ClaimedJob, Error, Job, JobId, JobStatus, Result};
 use rusqlite::Connection;
 
 use crate::apply::{apply_completions, fire, is_plain_completion, Extras};
@@ -130,7 +134,8 @@ impl JobStore for SqliteStore {
         self.write_sized(true, small, move |ctx| claim::claim(ctx, &ns, &req)).await
     }
 
-    async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+    async fn ack(&self, req: AckRequest) -> Result<Vec<AckOutcome>> {
+        let AckRequest { acks, now } = req;
         if acks.is_empty() {
             return Ok(Vec::new());
         }
@@ -139,7 +144,8 @@ impl JobStore for SqliteStore {
         self.write_sized(false, small, move |ctx| ack_all(ctx, &ns, acks, now)).await
     }
 
-    async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>> {
+    async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
+        let HeartbeatRequest { jobs, now } = req;
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
@@ -172,24 +178,24 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
-        let ns = self.ns();
+    async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {
+        let (ns, ReleaseStaleRequest { stale_after_ms, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             sweep(ctx, &ns, "heartbeat_at", stale_after_ms, Event::HeartbeatLost, now)
         })
         .await
     }
 
-    async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
-        let ns = self.ns();
+    async fn expire_runaway(&self, req: ExpireRunawayRequest) -> Result<Vec<JobId>> {
+        let (ns, ExpireRunawayRequest { absolute_cap_ms, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             sweep(ctx, &ns, "started_at", absolute_cap_ms, Event::RunawayExpired, now)
         })
         .await
     }
 
-    async fn requeue(&self, id: &JobId, now: i64) -> Result<bool> {
-        let (ns, id) = (self.ns(), id.clone());
+    async fn requeue(&self, req: RequeueRequest) -> Result<bool> {
+        let (ns, RequeueRequest { id, now }) = (self.ns(), req);
         self.write_small(false, move |ctx| {
             let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else { return Ok(false) };
             Ok(fire(ctx, &ns, &st, &Event::Requeue, now, Extras::default())?.is_some())
@@ -197,8 +203,8 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn cancel(&self, id: &JobId, now: i64) -> Result<bool> {
-        let (ns, id) = (self.ns(), id.clone());
+    async fn cancel(&self, req: CancelRequest) -> Result<bool> {
+        let (ns, CancelRequest { id, now }) = (self.ns(), req);
         self.write_small(false, move |ctx| {
             let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else {
                 must_exist(ctx.conn, &ns, &id)?;
@@ -209,8 +215,8 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn request_cancel(&self, id: &JobId, now: i64) -> Result<bool> {
-        let (ns, id) = (self.ns(), id.clone());
+    async fn request_cancel(&self, req: RequestCancelRequest) -> Result<bool> {
+        let (ns, RequestCancelRequest { id, now }) = (self.ns(), req);
         self.write_small(false, move |ctx| {
             let Some(st) = load_state(ctx.conn, &ns, id.as_str())? else {
                 must_exist(ctx.conn, &ns, &id)?;
@@ -256,11 +262,11 @@ impl JobStore for SqliteStore {
         .await
     }
 
-    async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()> {
-        wait::wait_for_work(self, queues, timeout_ms).await
+    async fn wait_for_work(&self, req: WaitForWorkRequest) -> Result<()> {
+        wait::wait_for_work(self, &req.queues, req.timeout_ms).await
     }
 
-    async fn wait_for_job(&self, id: &JobId, timeout_ms: u64) -> Result<()> {
-        wait::wait_for_job(self, id, timeout_ms).await
+    async fn wait_for_job(&self, req: WaitForJobRequest) -> Result<()> {
+        wait::wait_for_job(self, &req.id, req.timeout_ms).await
     }
 }

@@ -13,6 +13,13 @@
 //! claim's fence is unique. Closing the last handle checkpoints the WAL into the database file
 //! and truncates it, so the `.db` file alone then holds every job.
 //!
+//! Each core store trait is implemented in a file of its name: `jobs.rs` ([`JobStore`]),
+//! `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`,
+//! `maintenance.rs` and `schema.rs` (which also holds the migrations). Each method checks its
+//! request with the request's own `validate()` from core before touching the file.
+//!
+//! [`JobStore`]: flexiq_core::store::JobStore
+//!
 //! ```no_run
 //! use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 //! let store = SqliteStore::open("/var/lib/app/queue.db", SqliteOptions::default())?;
@@ -30,6 +37,7 @@ mod group_commit;
 mod history;
 mod inspect;
 mod jobs;
+mod leadership;
 mod maintenance;
 mod options;
 mod readers;

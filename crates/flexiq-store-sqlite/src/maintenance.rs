@@ -1,18 +1,19 @@
-//! [`Maintenance`] (archival, retention, the worker registry) and [`Schema`].
+//! [`Maintenance`]: what the elected cleaner runs. Archival moves terminal rows into
+//! `archived_jobs` (keeping the counters right), retention deletes old history per table by its
+//! time column, and the worker registry is one row per worker.
 
 use std::collections::BTreeMap;
 
 use flexiq_core::options::validate_name;
-use flexiq_core::store::{Maintenance, Schema};
+use flexiq_core::store::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
 use flexiq_core::{
-    validate_new_floor, EffectiveRetention, Error, JobStatus, MigrationSummary, Result, RetentionTable,
-    RetentionWindows, WorkerInfo,
+    EffectiveRetention, Error, JobStatus, Result, RetentionTable, RetentionWindows, WorkerInfo,
 };
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::SqlResultExt;
 use crate::row::JOB_COLS;
-use crate::{schema, SqliteStore};
+use crate::SqliteStore;
 
 /// The archive sweep: terminal jobs finished before a cutoff, oldest first.
 pub(crate) const ARCHIVE_SWEEP: &str = "SELECT id, queue, status FROM jobs
@@ -59,9 +60,9 @@ fn retention(
 
 #[async_trait::async_trait]
 impl Maintenance for SqliteStore {
-    async fn archive_terminal(&self, cutoff: i64, limit: u32, now: i64) -> Result<u64> {
-        flexiq_core::validate_limit(i64::from(limit))?;
-        let ns = self.ns();
+    async fn archive_terminal(&self, req: ArchiveTerminalRequest) -> Result<u64> {
+        req.validate()?;
+        let (ns, ArchiveTerminalRequest { cutoff_ms: cutoff, limit, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let rows: Vec<(String, String, u8)> = {
                 let mut stmt = ctx.conn.prepare_cached(ARCHIVE_SWEEP).db()?;
@@ -85,21 +86,13 @@ impl Maintenance for SqliteStore {
         .await
     }
 
-    async fn retention_counts(
-        &self,
-        windows: &RetentionWindows,
-        now: i64,
-    ) -> Result<BTreeMap<RetentionTable, u64>> {
-        let (ns, windows) = (self.ns(), windows.clone());
+    async fn retention_counts(&self, req: RetentionRequest) -> Result<BTreeMap<RetentionTable, u64>> {
+        let (ns, RetentionRequest { windows, now }) = (self.ns(), req);
         self.read(move |conn| retention(conn, &ns, &windows, now, false)).await
     }
 
-    async fn retention_purge(
-        &self,
-        windows: &RetentionWindows,
-        now: i64,
-    ) -> Result<BTreeMap<RetentionTable, u64>> {
-        let (ns, windows) = (self.ns(), windows.clone());
+    async fn retention_purge(&self, req: RetentionRequest) -> Result<BTreeMap<RetentionTable, u64>> {
+        let (ns, RetentionRequest { windows, now }) = (self.ns(), req);
         self.write(true, move |ctx| retention(ctx.conn, &ns, &windows, now, true)).await
     }
 
@@ -204,8 +197,8 @@ impl Maintenance for SqliteStore {
         .await
     }
 
-    async fn prune_workers(&self, cutoff: i64) -> Result<u64> {
-        let ns = self.ns();
+    async fn prune_workers(&self, req: PruneWorkersRequest) -> Result<u64> {
+        let (ns, PruneWorkersRequest { cutoff_ms: cutoff }) = (self.ns(), req);
         self.write(false, move |ctx| {
             let n = ctx
                 .conn
@@ -214,30 +207,6 @@ impl Maintenance for SqliteStore {
                 .execute((&*ns, cutoff))
                 .db()?;
             Ok(n as u64)
-        })
-        .await
-    }
-}
-
-#[async_trait::async_trait]
-impl Schema for SqliteStore {
-    async fn migrate(&self) -> Result<MigrationSummary> {
-        self.write(false, |ctx| schema::migrate_in_tx(ctx.conn)).await
-    }
-
-    async fn min_contract(&self) -> Result<u32> {
-        self.read(|conn| Ok(schema::read_meta(conn)?.map_or(1, |(_, floor)| floor))).await
-    }
-
-    async fn set_min_contract(&self, level: u32) -> Result<()> {
-        let level = validate_new_floor(i64::from(level))?;
-        self.write(false, move |ctx| {
-            ctx.conn
-                .prepare_cached("UPDATE schema_meta SET contract_floor = ?1 WHERE id = 1")
-                .db()?
-                .execute([level])
-                .db()?;
-            Ok(())
         })
         .await
     }

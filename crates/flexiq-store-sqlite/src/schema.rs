@@ -1,4 +1,5 @@
-//! Embedded, numbered migrations and the `schema_meta` row (version and contract floor).
+//! [`Schema`]: embedded, numbered migrations and the `schema_meta` row (version and contract
+//! floor), which every process opening the file checks.
 //!
 //! The jobs table is kept lean because every index costs on every enqueue, claim and ack: the
 //! id, the claim order (a partial index over claimable rows only), the listing order,
@@ -8,10 +9,12 @@
 
 use std::path::Path;
 
-use flexiq_core::{check_floor, Error, MigrationSummary, Result};
+use flexiq_core::store::Schema;
+use flexiq_core::{check_floor, validate_new_floor, Error, MigrationSummary, Result};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::SqlResultExt;
+use crate::SqliteStore;
 
 /// One migration: a script, or code for a step that must look at the file first.
 enum Step {
@@ -369,6 +372,30 @@ pub(crate) fn verify(conn: &Connection, path: &Path, need_current: bool) -> Resu
             }
             Ok(())
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl Schema for SqliteStore {
+    async fn migrate(&self) -> Result<MigrationSummary> {
+        self.write(false, |ctx| migrate_in_tx(ctx.conn)).await
+    }
+
+    async fn min_contract(&self) -> Result<u32> {
+        self.read(|conn| Ok(read_meta(conn)?.map_or(1, |(_, floor)| floor))).await
+    }
+
+    async fn set_min_contract(&self, level: u32) -> Result<()> {
+        let level = validate_new_floor(i64::from(level))?;
+        self.write(false, move |ctx| {
+            ctx.conn
+                .prepare_cached("UPDATE schema_meta SET contract_floor = ?1 WHERE id = 1")
+                .db()?
+                .execute([level])
+                .db()?;
+            Ok(())
+        })
+        .await
     }
 }
 

@@ -90,7 +90,7 @@ async fn dlq_list_retry_delete_and_purge() {
             fence: job.fence().unwrap(),
             kind: flexiq::core::store::AckKind::Fail { error: "nope".into(), retryable: true },
         };
-        q.store().ack(vec![ack], q.now_ms()).await.unwrap();
+        q.store().ack(flexiq::core::store::AckRequest { acks: vec![ack], now: q.now_ms() }).await.unwrap();
     }
     let page = s.run(&["dlq", "list", "--limit", "2", "--json"]).ok().json();
     let cursor = page["next_cursor"].as_str().expect("a second page").to_string();

@@ -1,10 +1,12 @@
 //! Acks: what complete, fail, suspend and defer do to a job, its retry budget, its error
 //! history and the dead-letter queue.
 
-use flexiq_core::store::{Ack, AckKind};
+use flexiq_core::store::{Ack, AckKind, AckRequest};
 use flexiq_core::{AckOutcome, Backoff, EnqueueOptions, Fence, JobStatus};
 
-use crate::fixtures::{ack, at, complete, fail, fragile, get, job, job_with, now, open, put, start, take};
+use crate::fixtures::{
+    ack, at, complete, dead, fail, fragile, get, job, job_with, now, open, put, start, take,
+};
 use crate::Harness;
 
 /// Complete stores the result, stamps `finished_at` and makes the job terminal.
@@ -41,7 +43,7 @@ pub async fn ack_mixed_batch_keeps_each_outcome(h: &dyn Harness) {
             kind: AckKind::Complete { result: Some(vec![1]) },
         },
     ];
-    let out = s.ack(acks, at(5)).await.unwrap();
+    let out = s.ack(AckRequest { acks, now: at(5) }).await.unwrap();
     assert_eq!(
         out,
         vec![
@@ -111,7 +113,7 @@ pub async fn ack_exhausted_retries_dead_letter(h: &dyn Harness) {
     let j = get(&*s, &c1.job.id).await;
     assert_eq!(j.status, JobStatus::Dead);
     assert_eq!(j.finished_at, Some(at(3)));
-    let dead = s.dead_letters(None, 10, 0).await.unwrap();
+    let dead = dead(&*s).await;
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].original_job_id, c1.job.id.as_str());
     assert_eq!(dead[0].task_name, "resize");
@@ -132,7 +134,7 @@ pub async fn ack_non_retryable_fails_without_dead_letter(h: &dyn Harness) {
     assert_eq!(j.status, JobStatus::Failed);
     assert_eq!(j.last_error.as_deref(), Some("bad input"));
     assert_eq!(j.finished_at, Some(at(1)));
-    assert!(s.dead_letters(None, 10, 0).await.unwrap().is_empty());
+    assert!(dead(&*s).await.is_empty());
     assert_eq!(s.job_errors(&c.job.id).await.unwrap().len(), 1);
 }
 
@@ -142,7 +144,7 @@ pub async fn ack_zero_retries_dies_on_first_failure(h: &dyn Harness) {
     let c = start(&*s, fragile("t", ""), now()).await;
     fail(&*s, &c, "boom", true, at(1)).await;
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Dead);
-    assert_eq!(s.dead_letters(None, 10, 0).await.unwrap()[0].retry_count, 1);
+    assert_eq!(dead(&*s).await[0].retry_count, 1);
 }
 
 /// Suspend parks the job until `until` and gives the attempt back.
@@ -183,11 +185,11 @@ pub async fn ack_repeated_defer_never_exhausts_budget(h: &dyn Harness) {
         c = take(&*s, 1, at(i * 10)).await.remove(0);
         assert_eq!(c.fence.attempt, 1);
     }
-    assert!(s.dead_letters(None, 10, 0).await.unwrap().is_empty());
+    assert!(dead(&*s).await.is_empty());
 }
 
 /// An empty ack batch returns no outcomes.
 pub async fn ack_empty_batch_returns_nothing(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert!(s.ack(vec![], now()).await.unwrap().is_empty());
+    assert!(s.ack(AckRequest { acks: vec![], now: now() }).await.unwrap().is_empty());
 }

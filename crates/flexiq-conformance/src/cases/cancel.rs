@@ -1,7 +1,7 @@
 //! Cancellation: outright for jobs not yet running (with their dependents), cooperative for
 //! running ones.
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{AckKind, CancelRequest, RequestCancelRequest};
 use flexiq_core::{AckOutcome, EnqueueOptions, ErrorKind, JobId, JobStatus};
 
 use crate::fixtures::{
@@ -13,7 +13,7 @@ use crate::Harness;
 pub async fn cancel_pending_job(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = put(&*s, job("t", ""), now()).await;
-    assert!(s.cancel(&id, at(3)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: id.clone(), now: at(3) }).await.unwrap());
     let j = get(&*s, &id).await;
     assert_eq!(j.status, JobStatus::Cancelled);
     assert_eq!(j.finished_at, Some(at(3)));
@@ -26,7 +26,7 @@ pub async fn cancel_delayed_job(h: &dyn Harness) {
     let id =
         put(&*s, job_with("t", "", EnqueueOptions { delay_ms: Some(5_000), ..Default::default() }), now())
             .await;
-    assert!(s.cancel(&id, at(1)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: id.clone(), now: at(1) }).await.unwrap());
     assert!(take(&*s, 10, at(10_000)).await.is_empty());
 }
 
@@ -37,7 +37,7 @@ pub async fn cancel_cascades_to_dependents(h: &dyn Harness) {
     let b = put(&*s, job_after("b", &[&a]), now()).await;
     let c = put(&*s, job_after("c", &[&b]), now()).await;
     let other = put(&*s, job("other", ""), now()).await;
-    assert!(s.cancel(&a, at(1)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: a.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &b).await, JobStatus::Cancelled);
     assert_eq!(status(&*s, &c).await, JobStatus::Cancelled);
     assert_eq!(status(&*s, &other).await, JobStatus::Pending);
@@ -48,10 +48,10 @@ pub async fn cancel_waiting_and_suspended(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("a", ""), now()).await;
     let waiting = put(&*s, job_after("b", &[&c.job.id]), now()).await;
-    assert!(s.cancel(&waiting, at(1)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: waiting.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &waiting).await, JobStatus::Cancelled);
     ack(&*s, &c, AckKind::Suspend { until: at(100) }, at(2)).await;
-    assert!(s.cancel(&c.job.id, at(3)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: c.job.id.clone(), now: at(3) }).await.unwrap());
     assert_eq!(status(&*s, &c.job.id).await, JobStatus::Cancelled);
     assert!(take(&*s, 10, at(200)).await.is_empty());
 }
@@ -60,7 +60,7 @@ pub async fn cancel_waiting_and_suspended(h: &dyn Harness) {
 pub async fn cancel_running_is_false(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(!s.cancel(&c.job.id, at(1)).await.unwrap());
+    assert!(!s.cancel(CancelRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &c.job.id).await, JobStatus::Running);
     assert_eq!(ack(&*s, &c, AckKind::Complete { result: None }, at(2)).await, AckOutcome::Acknowledged);
 }
@@ -69,18 +69,18 @@ pub async fn cancel_running_is_false(h: &dyn Harness) {
 pub async fn cancel_terminal_is_false(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = finish(&*s, job("t", ""), now()).await;
-    assert!(!s.cancel(&id, at(1)).await.unwrap());
+    assert!(!s.cancel(CancelRequest { id: id.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &id).await, JobStatus::Completed);
     let c = put(&*s, job("t", ""), now()).await;
-    assert!(s.cancel(&c, at(1)).await.unwrap());
-    assert!(!s.cancel(&c, at(2)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: c.clone(), now: at(1) }).await.unwrap());
+    assert!(!s.cancel(CancelRequest { id: c.clone(), now: at(2) }).await.unwrap());
     assert_eq!(get(&*s, &c).await.finished_at, Some(at(1)));
 }
 
 /// Cancelling an unknown job is `NotFound`.
 pub async fn cancel_unknown_is_not_found(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert_kind(s.cancel(&JobId::new(), now()).await, ErrorKind::NotFound);
+    assert_kind(s.cancel(CancelRequest { id: JobId::new(), now: now() }).await, ErrorKind::NotFound);
 }
 
 /// A cancel request on a running job sets the flag and leaves it running.
@@ -88,7 +88,7 @@ pub async fn cancel_request_flags_running_job(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
     assert!(!s.is_cancel_requested(&c.job.id).await.unwrap());
-    assert!(s.request_cancel(&c.job.id, at(1)).await.unwrap());
+    assert!(s.request_cancel(RequestCancelRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
     assert!(s.is_cancel_requested(&c.job.id).await.unwrap());
     let j = get(&*s, &c.job.id).await;
     assert_eq!(j.status, JobStatus::Running);
@@ -100,7 +100,7 @@ pub async fn cancel_request_on_pending_cancels_outright(h: &dyn Harness) {
     let s = open(h, "default").await;
     let a = put(&*s, job("a", ""), now()).await;
     let b = put(&*s, job_after("b", &[&a]), now()).await;
-    assert!(s.request_cancel(&a, at(1)).await.unwrap());
+    assert!(s.request_cancel(RequestCancelRequest { id: a.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &a).await, JobStatus::Cancelled);
     assert_eq!(status(&*s, &b).await, JobStatus::Cancelled);
     assert!(take(&*s, 10, at(2)).await.is_empty());
@@ -110,14 +110,17 @@ pub async fn cancel_request_on_pending_cancels_outright(h: &dyn Harness) {
 pub async fn cancel_request_on_terminal_is_false(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = finish(&*s, job("t", ""), now()).await;
-    assert!(!s.request_cancel(&id, at(1)).await.unwrap());
+    assert!(!s.request_cancel(RequestCancelRequest { id: id.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &id).await, JobStatus::Completed);
 }
 
 /// A cancel request or query on an unknown job is `NotFound`.
 pub async fn cancel_request_unknown_is_not_found(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert_kind(s.request_cancel(&JobId::new(), now()).await, ErrorKind::NotFound);
+    assert_kind(
+        s.request_cancel(RequestCancelRequest { id: JobId::new(), now: now() }).await,
+        ErrorKind::NotFound,
+    );
     assert_kind(s.is_cancel_requested(&JobId::new()).await, ErrorKind::NotFound);
 }
 
@@ -128,7 +131,7 @@ pub async fn cancel_ack_ends_running_job_cancelled(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
     let dependent = put(&*s, job_after("d", &[&c.job.id]), now()).await;
-    assert!(s.request_cancel(&c.job.id, at(1)).await.unwrap());
+    assert!(s.request_cancel(RequestCancelRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
     let mut stale = c.clone();
     stale.fence.attempt += 1;
     let reason = AckKind::Cancel { reason: "stopped on request".into() };

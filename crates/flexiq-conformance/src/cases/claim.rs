@@ -1,7 +1,7 @@
 //! Claim: order (priority, then run_at, then id), delays, limits, queue selection and what a
 //! claim stamps on the job.
 
-use flexiq_core::store::{AckKind, ClaimRequest};
+use flexiq_core::store::{AckKind, CancelRequest, ClaimRequest};
 use flexiq_core::{EnqueueOptions, ErrorKind, JobStatus};
 
 use crate::fixtures::{
@@ -147,7 +147,7 @@ pub async fn claim_ignores_terminal_jobs(h: &dyn Harness) {
     assert!(take(&*s, 10, now()).await.is_empty());
     finish(&*s, job("t", ""), now()).await;
     let cancelled = put(&*s, job("t", ""), now()).await;
-    s.cancel(&cancelled, now()).await.unwrap();
+    s.cancel(CancelRequest { id: cancelled.clone(), now: now() }).await.unwrap();
     assert!(take(&*s, 10, at(1_000)).await.is_empty());
 }
 

@@ -5,7 +5,7 @@
 //! that whole cycle at one instant and check that the first claim's fence can touch nothing:
 //! the store must tell the two claims apart by the claim sequence alone.
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{AckKind, HeartbeatRequest, RequeueRequest, SetProgressRequest};
 use flexiq_core::{AckOutcome, ClaimedJob, JobStatus, Store};
 
 use crate::fixtures::{ack, claim_id, complete, get, job, now, open, start};
@@ -29,9 +29,15 @@ async fn first_fence_changes_nothing(s: &dyn Store, old: &ClaimedJob, new: &Clai
         let label = format!("{kind:?}");
         assert_eq!(ack(s, old, kind, t).await, AckOutcome::Superseded, "{label} with the first fence");
     }
-    let hb = s.heartbeat(vec![(old.job.id.clone(), old.fence)], t).await.unwrap();
+    let hb =
+        s.heartbeat(HeartbeatRequest { jobs: vec![(old.job.id.clone(), old.fence)], now: t }).await.unwrap();
     assert_eq!(hb[0].outcome, AckOutcome::Superseded, "heartbeat with the first fence");
-    assert_eq!(s.set_progress(&old.job.id, old.fence, 99.0).await.unwrap(), AckOutcome::Superseded);
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: old.job.id.clone(), fence: old.fence, progress: 99.0 })
+            .await
+            .unwrap(),
+        AckOutcome::Superseded
+    );
     let after = get(s, &new.job.id).await;
     assert_eq!(after.status, JobStatus::Running);
     assert_eq!(after.fence(), Some(new.fence));
@@ -39,7 +45,8 @@ async fn first_fence_changes_nothing(s: &dyn Store, old: &ClaimedJob, new: &Clai
     assert_eq!(after.progress, before.progress);
     assert_eq!(after.last_error, before.last_error);
     assert!(s.job_errors(&new.job.id).await.unwrap().is_empty(), "no error row from the first fence");
-    let hb = s.heartbeat(vec![(new.job.id.clone(), new.fence)], t).await.unwrap();
+    let hb =
+        s.heartbeat(HeartbeatRequest { jobs: vec![(new.job.id.clone(), new.fence)], now: t }).await.unwrap();
     assert_eq!(hb[0].outcome, AckOutcome::Acknowledged, "the second fence still holds the lease");
     complete(s, new, Some(b"real"), t).await;
     assert_eq!(s.get_result(&new.job.id).await.unwrap().as_deref(), Some(&b"real"[..]));
@@ -50,7 +57,7 @@ pub async fn claim_seq_requeue_in_same_ms_supersedes_first_fence(h: &dyn Harness
     let s = open(h, "default").await;
     let old = start(&*s, job("t", ""), now()).await;
     assert_eq!(old.fence.claim_seq, 1);
-    assert!(s.requeue(&old.job.id, now()).await.unwrap());
+    assert!(s.requeue(RequeueRequest { id: old.job.id.clone(), now: now() }).await.unwrap());
     let new = claim_id(&*s, &old.job.id, now()).await;
     assert_eq!(new.fence.claim_seq, 2);
     first_fence_changes_nothing(&*s, &old, &new).await;
@@ -82,7 +89,7 @@ pub async fn claim_seq_counts_every_claim(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c1 = start(&*s, job("t", ""), now()).await;
     assert_eq!(get(&*s, &c1.job.id).await.claim_seq, 1);
-    assert!(s.requeue(&c1.job.id, now()).await.unwrap());
+    assert!(s.requeue(RequeueRequest { id: c1.job.id.clone(), now: now() }).await.unwrap());
     let j = get(&*s, &c1.job.id).await;
     assert_eq!((j.attempt, j.claim_seq), (0, 1), "requeue gives the attempt back, not the claim");
     let c2 = claim_id(&*s, &c1.job.id, now()).await;

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest};
+use flexiq_core::store::{Ack, AckKind, AckRequest, ClaimRequest, SetConcurrencyRequest};
 use flexiq_core::{JobId, Store};
 
 use crate::fixtures::{job, job_in, now, open, put_all};
@@ -56,7 +56,7 @@ pub async fn concurrency_racing_handles_never_share_a_job(h: &dyn Harness) {
 /// With a cap of 3, four claimers racing for 5 each get exactly 3 jobs between them.
 pub async fn concurrency_cap_holds_across_racing_claimers(h: &dyn Harness) {
     let s = open(h, "default").await;
-    s.set_concurrency("q", Some(3)).await.unwrap();
+    s.set_concurrency(SetConcurrencyRequest { queue: "q".into(), max: Some(3) }).await.unwrap();
     put_all(&*s, (0..40).map(|_| job_in("q", "t")).collect(), now()).await;
     let tasks: Vec<_> = (0..4)
         .map(|w| {
@@ -83,7 +83,7 @@ pub async fn concurrency_cap_holds_across_racing_claimers(h: &dyn Harness) {
 /// Claimers that complete and claim again in a loop never push the running count past the cap.
 pub async fn concurrency_cap_holds_while_jobs_complete(h: &dyn Harness) {
     let s = open(h, "default").await;
-    s.set_concurrency("q", Some(2)).await.unwrap();
+    s.set_concurrency(SetConcurrencyRequest { queue: "q".into(), max: Some(2) }).await.unwrap();
     put_all(&*s, (0..30).map(|_| job_in("q", "t")).collect(), now()).await;
     let tasks: Vec<_> = (0..3)
         .map(|w| {
@@ -117,7 +117,7 @@ pub async fn concurrency_cap_holds_while_jobs_complete(h: &dyn Harness) {
                             kind: AckKind::Complete { result: None },
                         })
                         .collect();
-                    s.ack(acks, now()).await.unwrap();
+                    s.ack(AckRequest { acks, now: now() }).await.unwrap();
                     done += batch.len();
                 }
                 done

@@ -3,6 +3,9 @@
 
 use std::collections::HashSet;
 
+use flexiq_core::store::{
+    DeadLettersAfterRequest, ListArchivedAfterRequest, ListJobsAfterRequest, ListJobsRequest,
+};
 use flexiq_core::{ErrorKind, JobFilter, JobId};
 
 use crate::fixtures::{assert_kind, at, job, job_in, kill, now, open, put, tamper};
@@ -12,7 +15,10 @@ async fn walk(s: &dyn flexiq_core::Store, f: &JobFilter, page: u32) -> Vec<JobId
     let mut out = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let p = s.list_jobs_after(f, page, after.as_deref()).await.unwrap();
+        let p = s
+            .list_jobs_after(ListJobsAfterRequest { filter: f.clone(), limit: page, after: after.clone() })
+            .await
+            .unwrap();
         assert!(p.items.len() <= page as usize);
         out.extend(p.items.into_iter().map(|j| j.id));
         match p.next_cursor {
@@ -42,9 +48,19 @@ pub async fn cursors_pages_walk_every_row_once(h: &dyn Harness) {
 pub async fn cursors_exact_multiple_has_no_trailing_page(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s, 6).await;
-    let p1 = s.list_jobs_after(&JobFilter::default(), 3, None).await.unwrap();
+    let p1 = s
+        .list_jobs_after(ListJobsAfterRequest { filter: JobFilter::default(), limit: 3, after: None })
+        .await
+        .unwrap();
     assert_eq!(p1.items.len(), 3);
-    let p2 = s.list_jobs_after(&JobFilter::default(), 3, p1.next_cursor.as_deref()).await.unwrap();
+    let p2 = s
+        .list_jobs_after(ListJobsAfterRequest {
+            filter: JobFilter::default(),
+            limit: 3,
+            after: p1.next_cursor.clone(),
+        })
+        .await
+        .unwrap();
     assert_eq!(p2.items.len(), 3);
     assert_eq!(p2.next_cursor, None);
 }
@@ -52,7 +68,10 @@ pub async fn cursors_exact_multiple_has_no_trailing_page(h: &dyn Harness) {
 /// An empty listing is one empty page with no cursor.
 pub async fn cursors_empty_listing_has_no_cursor(h: &dyn Harness) {
     let s = open(h, "default").await;
-    let p = s.list_jobs_after(&JobFilter::default(), 10, None).await.unwrap();
+    let p = s
+        .list_jobs_after(ListJobsAfterRequest { filter: JobFilter::default(), limit: 10, after: None })
+        .await
+        .unwrap();
     assert!(p.items.is_empty());
     assert_eq!(p.next_cursor, None);
 }
@@ -66,7 +85,10 @@ pub async fn cursors_stable_under_inserts(h: &dyn Harness) {
     let mut after = None;
     let mut round = 0;
     loop {
-        let p = s.list_jobs_after(&f, 4, after.as_deref()).await.unwrap();
+        let p = s
+            .list_jobs_after(ListJobsAfterRequest { filter: f.clone(), limit: 4, after: after.clone() })
+            .await
+            .unwrap();
         seen.extend(p.items.into_iter().map(|j| j.id));
         put(&*s, job("t", "late"), at(10_000 + round)).await;
         round += 1;
@@ -86,7 +108,13 @@ pub async fn cursors_filtered_walk_matches_offset_listing(h: &dyn Harness) {
     }
     let f = JobFilter { queue: Some("a".into()), ..Default::default() };
     let walked = walk(&*s, &f, 2).await;
-    let listed: Vec<_> = s.list_jobs(&f, 100, 0).await.unwrap().into_iter().map(|j| j.id).collect();
+    let listed: Vec<_> = s
+        .list_jobs(ListJobsRequest { filter: f.clone(), limit: 100, offset: 0 })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
     assert_eq!(walked.len(), 5);
     assert_eq!(walked, listed);
     assert_eq!(walked.iter().collect::<HashSet<_>>().len(), 5);
@@ -97,7 +125,15 @@ pub async fn cursors_garbage_is_invalid(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s, 3).await;
     for bad in ["", "garbage", "!!!", "Y29tcGxldGVseSBib2d1cw"] {
-        assert_kind(s.list_jobs_after(&JobFilter::default(), 2, Some(bad)).await, ErrorKind::InvalidArgument);
+        assert_kind(
+            s.list_jobs_after(ListJobsAfterRequest {
+                filter: JobFilter::default(),
+                limit: 2,
+                after: Some(bad.to_string()),
+            })
+            .await,
+            ErrorKind::InvalidArgument,
+        );
     }
 }
 
@@ -105,14 +141,30 @@ pub async fn cursors_garbage_is_invalid(h: &dyn Harness) {
 pub async fn cursors_tampered_is_invalid(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s, 5).await;
-    let p = s.list_jobs_after(&JobFilter::default(), 2, None).await.unwrap();
+    let p = s
+        .list_jobs_after(ListJobsAfterRequest { filter: JobFilter::default(), limit: 2, after: None })
+        .await
+        .unwrap();
     let c = p.next_cursor.expect("a second page exists");
     let bad = tamper(&c);
     assert_ne!(bad, c);
-    assert_kind(s.list_jobs_after(&JobFilter::default(), 2, Some(&bad)).await, ErrorKind::InvalidArgument);
+    assert_kind(
+        s.list_jobs_after(ListJobsAfterRequest {
+            filter: JobFilter::default(),
+            limit: 2,
+            after: Some(bad.clone()),
+        })
+        .await,
+        ErrorKind::InvalidArgument,
+    );
     let truncated = &c[..c.len() - 3];
     assert_kind(
-        s.list_jobs_after(&JobFilter::default(), 2, Some(truncated)).await,
+        s.list_jobs_after(ListJobsAfterRequest {
+            filter: JobFilter::default(),
+            limit: 2,
+            after: Some(truncated.to_string()),
+        })
+        .await,
         ErrorKind::InvalidArgument,
     );
 }
@@ -126,10 +178,34 @@ pub async fn cursors_other_filter_is_invalid(h: &dyn Harness) {
     }
     let fa = JobFilter { queue: Some("a".into()), ..Default::default() };
     let fb = JobFilter { queue: Some("b".into()), ..Default::default() };
-    let c = s.list_jobs_after(&fa, 2, None).await.unwrap().next_cursor.expect("more pages");
-    assert_kind(s.list_jobs_after(&fb, 2, Some(&c)).await, ErrorKind::InvalidArgument);
-    assert_kind(s.list_jobs_after(&JobFilter::default(), 2, Some(&c)).await, ErrorKind::InvalidArgument);
-    assert_eq!(s.list_jobs_after(&fa, 2, Some(&c)).await.unwrap().items.len(), 2);
+    let c = s
+        .list_jobs_after(ListJobsAfterRequest { filter: fa.clone(), limit: 2, after: None })
+        .await
+        .unwrap()
+        .next_cursor
+        .expect("more pages");
+    assert_kind(
+        s.list_jobs_after(ListJobsAfterRequest { filter: fb.clone(), limit: 2, after: Some(c.clone()) })
+            .await,
+        ErrorKind::InvalidArgument,
+    );
+    assert_kind(
+        s.list_jobs_after(ListJobsAfterRequest {
+            filter: JobFilter::default(),
+            limit: 2,
+            after: Some(c.clone()),
+        })
+        .await,
+        ErrorKind::InvalidArgument,
+    );
+    assert_eq!(
+        s.list_jobs_after(ListJobsAfterRequest { filter: fa.clone(), limit: 2, after: Some(c.clone()) })
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
 }
 
 /// A cursor from the dead-letter listing is refused by the job listing, and the other way round.
@@ -138,10 +214,33 @@ pub async fn cursors_other_listing_is_invalid(h: &dyn Harness) {
     for i in 0..3 {
         kill(&*s, "t", "boom", at(i)).await;
     }
-    let dead = s.dead_letters_after(1, None).await.unwrap().next_cursor.expect("more dead letters");
-    assert_kind(s.list_jobs_after(&JobFilter::default(), 1, Some(&dead)).await, ErrorKind::InvalidArgument);
-    assert_kind(s.list_archived_after(1, Some(&dead)).await, ErrorKind::InvalidArgument);
-    let jobs =
-        s.list_jobs_after(&JobFilter::default(), 1, None).await.unwrap().next_cursor.expect("more jobs");
-    assert_kind(s.dead_letters_after(1, Some(&jobs)).await, ErrorKind::InvalidArgument);
+    let dead = s
+        .dead_letters_after(DeadLettersAfterRequest { limit: 1, after: None })
+        .await
+        .unwrap()
+        .next_cursor
+        .expect("more dead letters");
+    assert_kind(
+        s.list_jobs_after(ListJobsAfterRequest {
+            filter: JobFilter::default(),
+            limit: 1,
+            after: Some(dead.clone()),
+        })
+        .await,
+        ErrorKind::InvalidArgument,
+    );
+    assert_kind(
+        s.list_archived_after(ListArchivedAfterRequest { limit: 1, after: Some(dead.clone()) }).await,
+        ErrorKind::InvalidArgument,
+    );
+    let jobs = s
+        .list_jobs_after(ListJobsAfterRequest { filter: JobFilter::default(), limit: 1, after: None })
+        .await
+        .unwrap()
+        .next_cursor
+        .expect("more jobs");
+    assert_kind(
+        s.dead_letters_after(DeadLettersAfterRequest { limit: 1, after: Some(jobs.clone()) }).await,
+        ErrorKind::InvalidArgument,
+    );
 }

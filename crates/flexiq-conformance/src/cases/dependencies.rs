@@ -1,7 +1,7 @@
 //! Dependencies: a dependent waits until every dependency completed and is cancelled,
 //! transitively, when one ends any other way. Edges never cross namespaces.
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{AckKind, CancelRequest};
 use flexiq_core::{ErrorKind, JobId, JobStatus};
 
 use crate::fixtures::{
@@ -77,7 +77,7 @@ pub async fn dependencies_cancelled_dependency_cancels_dependents(h: &dyn Harnes
     let a = put(&*s, job("a", ""), now()).await;
     let b = put(&*s, job_after("b", &[&a]), now()).await;
     let c = put(&*s, job_after("c", &[&b]), now()).await;
-    assert!(s.cancel(&a, at(1)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: a.clone(), now: at(1) }).await.unwrap());
     assert_eq!(status(&*s, &b).await, JobStatus::Cancelled);
     assert_eq!(status(&*s, &c).await, JobStatus::Cancelled);
 }

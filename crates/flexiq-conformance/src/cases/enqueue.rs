@@ -1,9 +1,10 @@
 //! Enqueue: ids, order, defaults, delayed jobs, payload fidelity and batch atomicity.
 
+use flexiq_core::store::{ReplayRequest, RetryDeadRequest};
 use flexiq_core::{EnqueueOptions, ErrorKind, JobId, JobStatus};
 
 use crate::fixtures::{
-    assert_kind, at, enqueue, get, job, job_after, job_with, listed_ids, now, open, put, take,
+    assert_kind, at, dead, enqueue, get, job, job_after, job_with, listed_ids, now, open, put, take,
 };
 use crate::Harness;
 
@@ -168,11 +169,11 @@ pub async fn enqueue_ids_carry_the_injected_clock(h: &dyn Harness) {
     assert_eq!(id.unix_ms(), Some(j.created_at), "job id of {id}");
     let c = crate::fixtures::claim_id(&*s, &id, now()).await;
     crate::fixtures::complete(&*s, &c, None, now()).await;
-    let replayed = s.replay(&id, at(7_000)).await.unwrap();
+    let replayed = s.replay(ReplayRequest { id: id.clone(), now: at(7_000) }).await.unwrap();
     assert_eq!(replayed.unix_ms(), Some(at(7_000)), "replay id {replayed}");
     assert_eq!(get(&*s, &replayed).await.created_at, at(7_000));
     crate::fixtures::kill(&*s, "t", "boom", at(8_000)).await;
-    let entry = s.dead_letters(None, 10, 0).await.unwrap().remove(0);
-    let retried = s.retry_dead(&entry.id, at(9_000)).await.unwrap();
+    let entry = dead(&*s).await.remove(0);
+    let retried = s.retry_dead(RetryDeadRequest { dead_id: entry.id.clone(), now: at(9_000) }).await.unwrap();
     assert_eq!(retried.unix_ms(), Some(at(9_000)), "dead-letter retry id {retried}");
 }

@@ -1,6 +1,6 @@
 //! Fences: a write naming a stale attempt is `Superseded` and changes nothing.
 
-use flexiq_core::store::{Ack, AckKind};
+use flexiq_core::store::{Ack, AckKind, AckRequest};
 use flexiq_core::{AckOutcome, Backoff, EnqueueOptions, Fence, JobId, JobStatus};
 
 use crate::fixtures::{ack, at, complete, get, job, job_with, now, open, put_all, start, take};
@@ -81,7 +81,7 @@ pub async fn fence_unknown_job_is_superseded(h: &dyn Harness) {
         fence: Fence { attempt: 1, started_at: now(), claim_seq: 1 },
         kind: AckKind::Complete { result: None },
     };
-    assert_eq!(s.ack(vec![a], now()).await.unwrap(), vec![AckOutcome::Superseded]);
+    assert_eq!(s.ack(AckRequest { acks: vec![a], now: now() }).await.unwrap(), vec![AckOutcome::Superseded]);
 }
 
 /// A batch of mixed acks gets one outcome per ack, in order.
@@ -102,7 +102,7 @@ pub async fn fence_mixed_batch_outcomes_in_order(h: &dyn Harness) {
         },
         Ack { job_id: c[1].job.id.clone(), fence: c[1].fence, kind: AckKind::Suspend { until: at(50) } },
     ];
-    let out = s.ack(acks, at(1)).await.unwrap();
+    let out = s.ack(AckRequest { acks, now: at(1) }).await.unwrap();
     use AckOutcome::{Acknowledged as A, Superseded as S};
     assert_eq!(out, vec![A, S, S, A, A]);
     assert_eq!(get(&*s, &c[0].job.id).await.status, JobStatus::Completed);
@@ -127,7 +127,10 @@ pub async fn fence_same_job_twice_in_one_batch(h: &dyn Harness) {
             kind: AckKind::Complete { result: Some(b"b".to_vec()) },
         },
     ];
-    assert_eq!(s.ack(acks, at(1)).await.unwrap(), vec![AckOutcome::Acknowledged, AckOutcome::Superseded]);
+    assert_eq!(
+        s.ack(AckRequest { acks, now: at(1) }).await.unwrap(),
+        vec![AckOutcome::Acknowledged, AckOutcome::Superseded]
+    );
     assert_eq!(s.get_result(&c.job.id).await.unwrap().as_deref(), Some(&b"a"[..]));
 }
 
@@ -140,6 +143,6 @@ pub async fn fence_pending_job_cannot_be_acked(h: &dyn Harness) {
         fence: Fence { attempt: 0, started_at: now(), claim_seq: 0 },
         kind: AckKind::Complete { result: None },
     };
-    assert_eq!(s.ack(vec![a], at(1)).await.unwrap(), vec![AckOutcome::Superseded]);
+    assert_eq!(s.ack(AckRequest { acks: vec![a], now: at(1) }).await.unwrap(), vec![AckOutcome::Superseded]);
     assert_eq!(get(&*s, &id).await.status, JobStatus::Pending);
 }

@@ -1,5 +1,6 @@
 //! Heartbeats: renew the lease of the running attempt and report cancel requests.
 
+use flexiq_core::store::{HeartbeatRequest, ReleaseStaleRequest, RequestCancelRequest, RequeueRequest};
 use flexiq_core::{AckOutcome, Fence, JobId, JobStatus};
 
 use crate::fixtures::{at, get, job, now, open, put_all, start, take};
@@ -9,12 +10,19 @@ use crate::Harness;
 pub async fn heartbeat_renews_lease(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    let r = s.heartbeat(vec![(c.job.id.clone(), c.fence)], at(50_000)).await.unwrap();
+    let r = s
+        .heartbeat(HeartbeatRequest { jobs: vec![(c.job.id.clone(), c.fence)], now: at(50_000) })
+        .await
+        .unwrap();
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].outcome, AckOutcome::Acknowledged);
     assert!(!r[0].cancel_requested);
     assert_eq!(get(&*s, &c.job.id).await.heartbeat_at, Some(at(50_000)));
-    assert!(s.release_stale(60_000, at(100_000)).await.unwrap().is_empty());
+    assert!(s
+        .release_stale(ReleaseStaleRequest { stale_after_ms: 60_000, now: at(100_000) })
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Running);
 }
 
@@ -22,8 +30,9 @@ pub async fn heartbeat_renews_lease(h: &dyn Harness) {
 pub async fn heartbeat_lost_lease_is_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.requeue(&c.job.id, at(1)).await.unwrap());
-    let r = s.heartbeat(vec![(c.job.id.clone(), c.fence)], at(2)).await.unwrap();
+    assert!(s.requeue(RequeueRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
+    let r =
+        s.heartbeat(HeartbeatRequest { jobs: vec![(c.job.id.clone(), c.fence)], now: at(2) }).await.unwrap();
     assert_eq!(r[0].outcome, AckOutcome::Superseded);
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Pending);
 }
@@ -33,7 +42,13 @@ pub async fn heartbeat_stale_fence_or_unknown_is_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
     let stale = Fence { started_at: c.fence.started_at - 1, ..c.fence };
-    let r = s.heartbeat(vec![(c.job.id.clone(), stale), (JobId::new(), c.fence)], at(5)).await.unwrap();
+    let r = s
+        .heartbeat(HeartbeatRequest {
+            jobs: vec![(c.job.id.clone(), stale), (JobId::new(), c.fence)],
+            now: at(5),
+        })
+        .await
+        .unwrap();
     assert_eq!(r.len(), 2);
     assert_eq!(r[0].outcome, AckOutcome::Superseded);
     assert_eq!(r[1].outcome, AckOutcome::Superseded);
@@ -44,8 +59,9 @@ pub async fn heartbeat_stale_fence_or_unknown_is_superseded(h: &dyn Harness) {
 pub async fn heartbeat_reports_cancel_requested(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.request_cancel(&c.job.id, at(1)).await.unwrap());
-    let r = s.heartbeat(vec![(c.job.id.clone(), c.fence)], at(2)).await.unwrap();
+    assert!(s.request_cancel(RequestCancelRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
+    let r =
+        s.heartbeat(HeartbeatRequest { jobs: vec![(c.job.id.clone(), c.fence)], now: at(2) }).await.unwrap();
     assert_eq!(r[0].outcome, AckOutcome::Acknowledged);
     assert!(r[0].cancel_requested);
 }
@@ -55,14 +71,14 @@ pub async fn heartbeat_batch_replies_in_order(h: &dyn Harness) {
     let s = open(h, "default").await;
     put_all(&*s, (0..3).map(|_| job("t", "")).collect(), now()).await;
     let c = take(&*s, 3, now()).await;
-    assert!(s.request_cancel(&c[1].job.id, at(1)).await.unwrap());
+    assert!(s.request_cancel(RequestCancelRequest { id: c[1].job.id.clone(), now: at(1) }).await.unwrap());
     let batch = vec![
         (c[2].job.id.clone(), c[2].fence),
         (JobId::new(), c[0].fence),
         (c[1].job.id.clone(), c[1].fence),
         (c[0].job.id.clone(), c[0].fence),
     ];
-    let r = s.heartbeat(batch, at(2)).await.unwrap();
+    let r = s.heartbeat(HeartbeatRequest { jobs: batch, now: at(2) }).await.unwrap();
     let outcomes: Vec<_> = r.iter().map(|x| (x.outcome, x.cancel_requested)).collect();
     use AckOutcome::{Acknowledged as A, Superseded as S};
     assert_eq!(outcomes, vec![(A, false), (S, false), (A, true), (A, false)]);
@@ -71,5 +87,5 @@ pub async fn heartbeat_batch_replies_in_order(h: &dyn Harness) {
 /// An empty heartbeat batch returns no replies.
 pub async fn heartbeat_empty_batch_returns_nothing(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert!(s.heartbeat(vec![], now()).await.unwrap().is_empty());
+    assert!(s.heartbeat(HeartbeatRequest { jobs: vec![], now: now() }).await.unwrap().is_empty());
 }

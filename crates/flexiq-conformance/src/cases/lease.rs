@@ -1,18 +1,25 @@
 //! Lease expiry in two tiers: a lost heartbeat releases the job (`LEASE_HEARTBEAT_LOST`), an
 //! attempt past the absolute cap fails (`LEASE_ABSOLUTE_CAP`).
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{
+    AckKind, ExpireRunawayRequest, GetMetricsRequest, HeartbeatRequest, ReleaseStaleRequest,
+};
 use flexiq_core::transition::{LEASE_ABSOLUTE_CAP, LEASE_HEARTBEAT_LOST};
 use flexiq_core::{AckOutcome, EnqueueOptions, JobStatus};
 
-use crate::fixtures::{ack, at, claim_id, fragile, get, job, job_with, now, open, put, put_all, start, take};
+use crate::fixtures::{
+    ack, at, claim_id, dead, fragile, get, job, job_with, now, open, put, put_all, start, take,
+};
 use crate::Harness;
 
 /// A running job with no heartbeat for longer than the window goes back to pending, stamped.
 pub async fn lease_release_stale_stamps_heartbeat_lost(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert_eq!(s.release_stale(60_000, at(60_001)).await.unwrap(), vec![c.job.id.clone()]);
+    assert_eq!(
+        s.release_stale(ReleaseStaleRequest { stale_after_ms: 60_000, now: at(60_001) }).await.unwrap(),
+        vec![c.job.id.clone()]
+    );
     let j = get(&*s, &c.job.id).await;
     assert_eq!(j.status, JobStatus::Pending);
     assert!(
@@ -31,7 +38,11 @@ pub async fn lease_release_stale_stamps_heartbeat_lost(h: &dyn Harness) {
 pub async fn lease_release_stale_spares_fresh_jobs(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.release_stale(60_000, at(30_000)).await.unwrap().is_empty());
+    assert!(s
+        .release_stale(ReleaseStaleRequest { stale_after_ms: 60_000, now: at(30_000) })
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Running);
 }
 
@@ -39,7 +50,7 @@ pub async fn lease_release_stale_spares_fresh_jobs(h: &dyn Harness) {
 pub async fn lease_released_job_old_fence_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let old = start(&*s, job("t", ""), now()).await;
-    s.release_stale(1_000, at(5_000)).await.unwrap();
+    s.release_stale(ReleaseStaleRequest { stale_after_ms: 1_000, now: at(5_000) }).await.unwrap();
     let new = take(&*s, 1, at(5_001)).await.remove(0);
     assert_eq!(new.job.id, old.job.id);
     assert_eq!(new.fence.attempt, 2);
@@ -52,9 +63,12 @@ pub async fn lease_released_job_old_fence_superseded(h: &dyn Harness) {
 pub async fn lease_release_stale_exhausted_goes_dead(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, fragile("t", ""), now()).await;
-    assert_eq!(s.release_stale(1_000, at(2_000)).await.unwrap().len(), 1);
+    assert_eq!(
+        s.release_stale(ReleaseStaleRequest { stale_after_ms: 1_000, now: at(2_000) }).await.unwrap().len(),
+        1
+    );
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Dead);
-    let dead = s.dead_letters(None, 10, 0).await.unwrap();
+    let dead = dead(&*s).await;
     assert_eq!(dead.len(), 1);
     assert!(dead[0].error.as_deref().unwrap_or_default().starts_with(LEASE_HEARTBEAT_LOST));
 }
@@ -65,7 +79,8 @@ pub async fn lease_release_stale_only_touches_running(h: &dyn Harness) {
     let done = crate::fixtures::finish(&*s, job("t", ""), now()).await;
     let running = start(&*s, job("t", ""), now()).await;
     let pending = crate::fixtures::put(&*s, job("t", ""), now()).await;
-    let released = s.release_stale(1_000, at(10_000)).await.unwrap();
+    let released =
+        s.release_stale(ReleaseStaleRequest { stale_after_ms: 1_000, now: at(10_000) }).await.unwrap();
     assert_eq!(released, vec![running.job.id.clone()]);
     assert_eq!(get(&*s, &pending).await.status, JobStatus::Pending);
     assert!(get(&*s, &pending).await.last_error.is_none());
@@ -76,8 +91,11 @@ pub async fn lease_release_stale_only_touches_running(h: &dyn Harness) {
 pub async fn lease_expire_runaway_stamps_absolute_cap(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    s.heartbeat(vec![(c.job.id.clone(), c.fence)], at(59_000)).await.unwrap();
-    assert_eq!(s.expire_runaway(60_000, at(60_001)).await.unwrap(), vec![c.job.id.clone()]);
+    s.heartbeat(HeartbeatRequest { jobs: vec![(c.job.id.clone(), c.fence)], now: at(59_000) }).await.unwrap();
+    assert_eq!(
+        s.expire_runaway(ExpireRunawayRequest { absolute_cap_ms: 60_000, now: at(60_001) }).await.unwrap(),
+        vec![c.job.id.clone()]
+    );
     let j = get(&*s, &c.job.id).await;
     assert_eq!(j.status, JobStatus::Pending, "budget left: retried");
     assert!(
@@ -88,7 +106,7 @@ pub async fn lease_expire_runaway_stamps_absolute_cap(h: &dyn Harness) {
     let errs = s.job_errors(&c.job.id).await.unwrap();
     assert_eq!(errs.len(), 1);
     assert!(errs[0].error.starts_with(LEASE_ABSOLUTE_CAP));
-    let metrics = s.get_metrics(now(), None).await.unwrap();
+    let metrics = s.get_metrics(GetMetricsRequest { since_ms: now(), task: None }).await.unwrap();
     assert_eq!(metrics.len(), 1);
     assert!(!metrics[0].success);
 }
@@ -97,7 +115,11 @@ pub async fn lease_expire_runaway_stamps_absolute_cap(h: &dyn Harness) {
 pub async fn lease_expire_runaway_spares_young_attempts(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.expire_runaway(60_000, at(30_000)).await.unwrap().is_empty());
+    assert!(s
+        .expire_runaway(ExpireRunawayRequest { absolute_cap_ms: 60_000, now: at(30_000) })
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Running);
 }
 
@@ -112,13 +134,20 @@ pub async fn lease_expire_runaway_counts_from_start(h: &dyn Harness) {
     let c = claim_id(&*s, &early, at(2)).await;
     let started = take(&*s, 1_004, at(50_000)).await;
     assert_eq!(started.len(), waited.len());
-    assert_eq!(s.expire_runaway(60_000, at(60_003)).await.unwrap(), vec![c.job.id.clone()]);
+    assert_eq!(
+        s.expire_runaway(ExpireRunawayRequest { absolute_cap_ms: 60_000, now: at(60_003) }).await.unwrap(),
+        vec![c.job.id.clone()]
+    );
     assert_eq!(get(&*s, &waited[0]).await.status, JobStatus::Running);
     assert_eq!(get(&*s, &waited[1_003]).await.status, JobStatus::Running);
     // A store may expire a bounded number per sweep; repeated sweeps reach every one.
     let mut expired = 0;
     for _ in 0..10 {
-        let got = s.expire_runaway(60_000, at(110_001)).await.unwrap().len();
+        let got = s
+            .expire_runaway(ExpireRunawayRequest { absolute_cap_ms: 60_000, now: at(110_001) })
+            .await
+            .unwrap()
+            .len();
         if got == 0 {
             break;
         }
@@ -131,9 +160,9 @@ pub async fn lease_expire_runaway_counts_from_start(h: &dyn Harness) {
 pub async fn lease_expire_runaway_exhausted_goes_dead(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, fragile("t", ""), now()).await;
-    s.expire_runaway(1_000, at(2_000)).await.unwrap();
+    s.expire_runaway(ExpireRunawayRequest { absolute_cap_ms: 1_000, now: at(2_000) }).await.unwrap();
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Dead);
-    assert_eq!(s.dead_letters(None, 10, 0).await.unwrap().len(), 1);
+    assert_eq!(dead(&*s).await.len(), 1);
     let out = ack(&*s, &c, AckKind::Complete { result: None }, at(2_001)).await;
     assert_eq!(out, AckOutcome::Superseded);
 }

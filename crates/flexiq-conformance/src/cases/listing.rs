@@ -1,5 +1,6 @@
 //! Offset listings: newest first, filters, the wider filtered listing and page bounds.
 
+use flexiq_core::store::{ListJobsAfterRequest, ListJobsRequest};
 use flexiq_core::{EnqueueOptions, ErrorKind, JobFilter, JobId, JobStatus, MAX_PAGE};
 
 use crate::fixtures::{assert_kind, at, fail, finish, job, job_in, job_with, list, now, open, put, start};
@@ -35,10 +36,15 @@ pub async fn listing_offset_and_limit(h: &dyn Harness) {
     for i in 0..10 {
         put(&*s, job("t", &i.to_string()), at(i)).await;
     }
-    let page = s.list_jobs(&JobFilter::default(), 3, 2).await.unwrap();
+    let page =
+        s.list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 3, offset: 2 }).await.unwrap();
     let payloads: Vec<_> = page.iter().map(|j| String::from_utf8(j.payload.clone()).unwrap()).collect();
     assert_eq!(payloads, vec!["7", "6", "5"]);
-    assert!(s.list_jobs(&JobFilter::default(), 3, 10).await.unwrap().is_empty());
+    assert!(s
+        .list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 3, offset: 10 })
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// The status filter returns only jobs in that status.
@@ -121,9 +127,18 @@ pub async fn listing_filtered_combines_with_status(h: &dyn Harness) {
 /// A limit of 0 or above the largest page is `InvalidArgument`.
 pub async fn listing_bad_limit_is_invalid(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert_kind(s.list_jobs(&JobFilter::default(), 0, 0).await, ErrorKind::InvalidArgument);
-    assert_kind(s.list_jobs(&JobFilter::default(), MAX_PAGE + 1, 0).await, ErrorKind::InvalidArgument);
-    assert_kind(s.list_jobs_after(&JobFilter::default(), 0, None).await, ErrorKind::InvalidArgument);
+    assert_kind(
+        s.list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 0, offset: 0 }).await,
+        ErrorKind::InvalidArgument,
+    );
+    assert_kind(
+        s.list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: MAX_PAGE + 1, offset: 0 }).await,
+        ErrorKind::InvalidArgument,
+    );
+    assert_kind(
+        s.list_jobs_after(ListJobsAfterRequest { filter: JobFilter::default(), limit: 0, after: None }).await,
+        ErrorKind::InvalidArgument,
+    );
 }
 
 /// `job_errors` of an unknown job is `NotFound`; of a clean job it is empty.

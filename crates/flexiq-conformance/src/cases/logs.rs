@@ -1,5 +1,6 @@
 //! Job logs and fenced progress.
 
+use flexiq_core::store::{AppendLogRequest, SetProgressRequest};
 use flexiq_core::{AckOutcome, ErrorKind, Fence, JobId};
 
 use crate::fixtures::{assert_kind, at, complete, get, job, now, open, put, start};
@@ -9,9 +10,30 @@ use crate::Harness;
 pub async fn logs_append_and_read_oldest_first(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    s.append_log(&c.job.id, "info", "starting", at(1)).await.unwrap();
-    s.append_log(&c.job.id, "warn", "slow upstream", at(2)).await.unwrap();
-    s.append_log(&c.job.id, "error", "giving up", at(3)).await.unwrap();
+    s.append_log(AppendLogRequest {
+        id: c.job.id.clone(),
+        level: "info".into(),
+        message: "starting".into(),
+        now: at(1),
+    })
+    .await
+    .unwrap();
+    s.append_log(AppendLogRequest {
+        id: c.job.id.clone(),
+        level: "warn".into(),
+        message: "slow upstream".into(),
+        now: at(2),
+    })
+    .await
+    .unwrap();
+    s.append_log(AppendLogRequest {
+        id: c.job.id.clone(),
+        level: "error".into(),
+        message: "giving up".into(),
+        now: at(3),
+    })
+    .await
+    .unwrap();
     let logs = s.job_logs(&c.job.id).await.unwrap();
     let got: Vec<_> = logs.iter().map(|l| (l.level.as_str(), l.message.as_str(), l.logged_at)).collect();
     assert_eq!(
@@ -26,7 +48,14 @@ pub async fn logs_are_per_job(h: &dyn Harness) {
     let s = open(h, "default").await;
     let a = put(&*s, job("t", ""), now()).await;
     let b = put(&*s, job("t", ""), now()).await;
-    s.append_log(&a, "info", "only a", now()).await.unwrap();
+    s.append_log(AppendLogRequest {
+        id: a.clone(),
+        level: "info".into(),
+        message: "only a".into(),
+        now: now(),
+    })
+    .await
+    .unwrap();
     assert_eq!(s.job_logs(&a).await.unwrap().len(), 1);
     assert!(s.job_logs(&b).await.unwrap().is_empty());
 }
@@ -34,16 +63,35 @@ pub async fn logs_are_per_job(h: &dyn Harness) {
 /// Appending to an unknown job is `NotFound`.
 pub async fn logs_unknown_job_is_not_found(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert_kind(s.append_log(&JobId::new(), "info", "x", now()).await, ErrorKind::NotFound);
+    assert_kind(
+        s.append_log(AppendLogRequest {
+            id: JobId::new(),
+            level: "info".into(),
+            message: "x".into(),
+            now: now(),
+        })
+        .await,
+        ErrorKind::NotFound,
+    );
 }
 
 /// Progress with the current fence is recorded on the job.
 pub async fn logs_progress_with_fence_recorded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert_eq!(s.set_progress(&c.job.id, c.fence, 42.5).await.unwrap(), AckOutcome::Acknowledged);
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: c.fence, progress: 42.5 })
+            .await
+            .unwrap(),
+        AckOutcome::Acknowledged
+    );
     assert_eq!(get(&*s, &c.job.id).await.progress, Some(42.5));
-    assert_eq!(s.set_progress(&c.job.id, c.fence, 100.0).await.unwrap(), AckOutcome::Acknowledged);
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: c.fence, progress: 100.0 })
+            .await
+            .unwrap(),
+        AckOutcome::Acknowledged
+    );
     assert_eq!(get(&*s, &c.job.id).await.progress, Some(100.0));
 }
 
@@ -51,9 +99,16 @@ pub async fn logs_progress_with_fence_recorded(h: &dyn Harness) {
 pub async fn logs_progress_stale_fence_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    s.set_progress(&c.job.id, c.fence, 10.0).await.unwrap();
+    s.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: c.fence, progress: 10.0 })
+        .await
+        .unwrap();
     let stale = Fence { started_at: c.fence.started_at + 5, ..c.fence };
-    assert_eq!(s.set_progress(&c.job.id, stale, 90.0).await.unwrap(), AckOutcome::Superseded);
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: stale, progress: 90.0 })
+            .await
+            .unwrap(),
+        AckOutcome::Superseded
+    );
     assert_eq!(get(&*s, &c.job.id).await.progress, Some(10.0));
 }
 
@@ -62,8 +117,18 @@ pub async fn logs_progress_after_finish_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
     complete(&*s, &c, None, at(1)).await;
-    assert_eq!(s.set_progress(&c.job.id, c.fence, 50.0).await.unwrap(), AckOutcome::Superseded);
-    assert_eq!(s.set_progress(&JobId::new(), c.fence, 50.0).await.unwrap(), AckOutcome::Superseded);
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: c.fence, progress: 50.0 })
+            .await
+            .unwrap(),
+        AckOutcome::Superseded
+    );
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: JobId::new(), fence: c.fence, progress: 50.0 })
+            .await
+            .unwrap(),
+        AckOutcome::Superseded
+    );
 }
 
 /// Progress outside 0-100 (or not a number) is `InvalidArgument` and not recorded.
@@ -71,7 +136,10 @@ pub async fn logs_progress_out_of_range_is_invalid(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
     for bad in [-1.0, 100.5, f64::NAN] {
-        assert_kind(s.set_progress(&c.job.id, c.fence, bad).await, ErrorKind::InvalidArgument);
+        assert_kind(
+            s.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: c.fence, progress: bad }).await,
+            ErrorKind::InvalidArgument,
+        );
     }
     assert_eq!(get(&*s, &c.job.id).await.progress, None);
 }

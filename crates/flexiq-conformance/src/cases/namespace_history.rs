@@ -3,6 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use flexiq_core::store::{
+    AppendLogRequest, GetMetricsRequest, PartialsRequest, PublishPartialRequest, ReplayRequest,
+    RetentionRequest, SetProgressRequest,
+};
 use flexiq_core::{EffectiveRetention, ErrorKind, Retention, RetentionTable, RetentionWindows};
 
 use crate::fixtures::{assert_kind, at, complete, fail, job, job_after, now, open, put, start};
@@ -14,9 +18,13 @@ pub async fn namespace_metrics_independent(h: &dyn Harness) {
     let b = open(h, "ns-b").await;
     let c = start(&*a, job("t", ""), now()).await;
     complete(&*a, &c, None, at(1)).await;
-    assert_eq!(a.get_metrics(0, None).await.unwrap().len(), 1);
-    assert!(b.get_metrics(0, None).await.unwrap().is_empty());
-    assert!(b.get_metrics(0, Some("t")).await.unwrap().is_empty());
+    assert_eq!(a.get_metrics(GetMetricsRequest { since_ms: 0, task: None }).await.unwrap().len(), 1);
+    assert!(b.get_metrics(GetMetricsRequest { since_ms: 0, task: None }).await.unwrap().is_empty());
+    assert!(b
+        .get_metrics(GetMetricsRequest { since_ms: 0, task: Some("t".into()) })
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// Published retention and retention sweeps are per namespace.
@@ -36,11 +44,12 @@ pub async fn namespace_retention_independent(h: &dyn Harness) {
     fail(&*a, &c, "boom", true, now()).await;
     let w =
         RetentionWindows(RetentionTable::ALL.iter().map(|t| (*t, Some(1_000))).collect::<BTreeMap<_, _>>());
-    let counted = b.retention_counts(&w, at(1_000_000)).await.unwrap();
+    let counted =
+        b.retention_counts(RetentionRequest { windows: w.clone(), now: at(1_000_000) }).await.unwrap();
     assert!(counted.values().all(|n| *n == 0), "{counted:?}");
-    b.retention_purge(&w, at(1_000_000)).await.unwrap();
+    b.retention_purge(RetentionRequest { windows: w.clone(), now: at(1_000_000) }).await.unwrap();
     assert_eq!(a.job_errors(&c.job.id).await.unwrap().len(), 1);
-    assert_eq!(a.get_metrics(0, None).await.unwrap().len(), 1);
+    assert_eq!(a.get_metrics(GetMetricsRequest { since_ms: 0, task: None }).await.unwrap().len(), 1);
 }
 
 /// Partials, logs, replays and error history of a job are unreachable from another namespace.
@@ -48,14 +57,35 @@ pub async fn namespace_job_history_unreachable(h: &dyn Harness) {
     let a = open(h, "ns-a").await;
     let b = open(h, "ns-b").await;
     let c = start(&*a, job("t", ""), now()).await;
-    assert_kind(b.publish_partial(&c.job.id, vec![1], now()).await, ErrorKind::NotFound);
-    assert_kind(b.append_log(&c.job.id, "info", "x", now()).await, ErrorKind::NotFound);
-    assert_kind(b.replay(&c.job.id, now()).await, ErrorKind::NotFound);
+    assert_kind(
+        b.publish_partial(PublishPartialRequest { id: c.job.id.clone(), data: vec![1], now: now() }).await,
+        ErrorKind::NotFound,
+    );
+    assert_kind(
+        b.append_log(AppendLogRequest {
+            id: c.job.id.clone(),
+            level: "info".into(),
+            message: "x".into(),
+            now: now(),
+        })
+        .await,
+        ErrorKind::NotFound,
+    );
+    assert_kind(b.replay(ReplayRequest { id: c.job.id.clone(), now: now() }).await, ErrorKind::NotFound);
     assert_kind(b.job_errors(&c.job.id).await, ErrorKind::NotFound);
-    assert_eq!(b.set_progress(&c.job.id, c.fence, 50.0).await.unwrap(), flexiq_core::AckOutcome::Superseded);
+    assert_eq!(
+        b.set_progress(SetProgressRequest { id: c.job.id.clone(), fence: c.fence, progress: 50.0 })
+            .await
+            .unwrap(),
+        flexiq_core::AckOutcome::Superseded
+    );
     assert_eq!(crate::fixtures::get(&*a, &c.job.id).await.progress, None);
     assert!(a.job_logs(&c.job.id).await.unwrap().is_empty());
-    assert!(a.partials(&c.job.id, 0, 10).await.unwrap().is_empty());
+    assert!(a
+        .partials(PartialsRequest { id: c.job.id.clone(), after_seq: 0, limit: 10 })
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// A job of another namespace has an empty graph, exactly like an unknown id.

@@ -1,5 +1,6 @@
 //! Replays: a copy of a job as a new job, with an audit trail newest first.
 
+use flexiq_core::store::ReplayRequest;
 use flexiq_core::{EnqueueOptions, ErrorKind, JobId, JobStatus};
 
 use crate::fixtures::{assert_kind, at, fail, finish, get, job_with, kill, now, open, start};
@@ -16,7 +17,7 @@ pub async fn replay_creates_copy_with_new_id(h: &dyn Harness) {
         ..Default::default()
     };
     let original = finish(&*s, job_with("t", "payload", opts), now()).await;
-    let copy = s.replay(&original, at(10)).await.unwrap();
+    let copy = s.replay(ReplayRequest { id: original.clone(), now: at(10) }).await.unwrap();
     assert_ne!(copy, original);
     let j = get(&*s, &copy).await;
     assert_eq!(j.status, JobStatus::Pending);
@@ -32,7 +33,7 @@ pub async fn replay_leaves_original_untouched(h: &dyn Harness) {
     let c = start(&*s, job_with("t", "p", EnqueueOptions::default()), now()).await;
     fail(&*s, &c, "bad", false, at(1)).await;
     let before = get(&*s, &c.job.id).await;
-    s.replay(&c.job.id, at(2)).await.unwrap();
+    s.replay(ReplayRequest { id: c.job.id.clone(), now: at(2) }).await.unwrap();
     assert_eq!(get(&*s, &c.job.id).await, before);
 }
 
@@ -40,8 +41,8 @@ pub async fn replay_leaves_original_untouched(h: &dyn Harness) {
 pub async fn replay_history_newest_first(h: &dyn Harness) {
     let s = open(h, "default").await;
     let original = kill(&*s, "t", "it broke", now()).await;
-    let first = s.replay(&original, at(10)).await.unwrap();
-    let second = s.replay(&original, at(20)).await.unwrap();
+    let first = s.replay(ReplayRequest { id: original.clone(), now: at(10) }).await.unwrap();
+    let second = s.replay(ReplayRequest { id: original.clone(), now: at(20) }).await.unwrap();
     let hist = s.replay_history(&original).await.unwrap();
     assert_eq!(hist.len(), 2);
     assert_eq!(hist[0].replay_job_id, second.as_str());
@@ -63,7 +64,7 @@ pub async fn replay_history_empty_when_never_replayed(h: &dyn Harness) {
 /// Replaying an unknown job is `NotFound` and enqueues nothing.
 pub async fn replay_unknown_is_not_found(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert_kind(s.replay(&JobId::new(), now()).await, ErrorKind::NotFound);
+    assert_kind(s.replay(ReplayRequest { id: JobId::new(), now: now() }).await, ErrorKind::NotFound);
     assert_eq!(s.stats(None).await.unwrap().total(), 0);
 }
 
@@ -71,7 +72,7 @@ pub async fn replay_unknown_is_not_found(h: &dyn Harness) {
 pub async fn replay_has_fresh_budget(h: &dyn Harness) {
     let s = open(h, "default").await;
     let original = kill(&*s, "t", "boom", now()).await;
-    let copy = s.replay(&original, at(1)).await.unwrap();
+    let copy = s.replay(ReplayRequest { id: original.clone(), now: at(1) }).await.unwrap();
     let c = crate::fixtures::claim_id(&*s, &copy, at(1)).await;
     assert_eq!(c.fence.attempt, 1);
     fail(&*s, &c, "again", true, at(2)).await;
@@ -84,7 +85,7 @@ pub async fn replay_of_revoked_task_is_task_revoked(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = finish(&*s, job_with("t", "", EnqueueOptions::default()), now()).await;
     s.revoke_task("t").await.unwrap();
-    assert_kind(s.replay(&id, at(1)).await, ErrorKind::TaskRevoked);
+    assert_kind(s.replay(ReplayRequest { id: id.clone(), now: at(1) }).await, ErrorKind::TaskRevoked);
     assert!(s.replay_history(&id).await.unwrap().is_empty());
     assert_eq!(s.stats(None).await.unwrap().total(), 1);
 }

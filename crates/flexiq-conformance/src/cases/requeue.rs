@@ -1,6 +1,6 @@
 //! Requeue: an operator forces a running job back to pending, keeping its budget.
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{AckKind, RequestCancelRequest, RequeueRequest};
 use flexiq_core::{AckOutcome, JobId, JobStatus};
 
 use crate::fixtures::{ack, at, finish, get, job, now, open, put, start, take};
@@ -10,7 +10,7 @@ use crate::Harness;
 pub async fn requeue_running_returns_to_pending(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.requeue(&c.job.id, at(10)).await.unwrap());
+    assert!(s.requeue(RequeueRequest { id: c.job.id.clone(), now: at(10) }).await.unwrap());
     let j = get(&*s, &c.job.id).await;
     assert_eq!(j.status, JobStatus::Pending);
     assert_eq!(j.attempt, 0, "retry budget preserved");
@@ -24,8 +24,8 @@ pub async fn requeue_running_returns_to_pending(h: &dyn Harness) {
 pub async fn requeue_clears_cancel_request(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.request_cancel(&c.job.id, at(1)).await.unwrap());
-    assert!(s.requeue(&c.job.id, at(2)).await.unwrap());
+    assert!(s.request_cancel(RequestCancelRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
+    assert!(s.requeue(RequeueRequest { id: c.job.id.clone(), now: at(2) }).await.unwrap());
     assert!(!s.is_cancel_requested(&c.job.id).await.unwrap());
     assert!(!get(&*s, &c.job.id).await.cancel_requested);
 }
@@ -34,7 +34,7 @@ pub async fn requeue_clears_cancel_request(h: &dyn Harness) {
 pub async fn requeue_old_fence_superseded(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), now()).await;
-    assert!(s.requeue(&c.job.id, at(1)).await.unwrap());
+    assert!(s.requeue(RequeueRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
     assert_eq!(ack(&*s, &c, AckKind::Complete { result: None }, at(2)).await, AckOutcome::Superseded);
     assert_eq!(get(&*s, &c.job.id).await.status, JobStatus::Pending);
 }
@@ -42,7 +42,7 @@ pub async fn requeue_old_fence_superseded(h: &dyn Harness) {
 /// Requeue of an unknown job is false, not an error.
 pub async fn requeue_unknown_is_false(h: &dyn Harness) {
     let s = open(h, "default").await;
-    assert!(!s.requeue(&JobId::new(), now()).await.unwrap());
+    assert!(!s.requeue(RequeueRequest { id: JobId::new(), now: now() }).await.unwrap());
 }
 
 /// Requeue of a job that is not running (pending or completed) is false and changes nothing.
@@ -50,8 +50,8 @@ pub async fn requeue_not_running_is_false(h: &dyn Harness) {
     let s = open(h, "default").await;
     let done = finish(&*s, job("t", ""), now()).await;
     let pending = put(&*s, job("t", ""), now()).await;
-    assert!(!s.requeue(&pending, at(1)).await.unwrap());
+    assert!(!s.requeue(RequeueRequest { id: pending.clone(), now: at(1) }).await.unwrap());
     assert_eq!(get(&*s, &pending).await.run_at, now());
-    assert!(!s.requeue(&done, at(1)).await.unwrap());
+    assert!(!s.requeue(RequeueRequest { id: done.clone(), now: at(1) }).await.unwrap());
     assert_eq!(get(&*s, &done).await.status, JobStatus::Completed);
 }

@@ -3,9 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use flexiq_core::store::{
+    AppendLogRequest, ArchiveTerminalRequest, GetMetricsRequest, ListArchivedRequest, ListJobsRequest,
+    RetentionRequest,
+};
 use flexiq_core::{EffectiveRetention, JobFilter, Retention, RetentionTable, RetentionWindows};
 
-use crate::fixtures::{at, fail, finish, job, kill, now, open, start};
+use crate::fixtures::{at, dead, fail, finish, job, kill, now, open, start};
 use crate::Harness;
 
 const OLD: i64 = 1_000;
@@ -27,8 +31,20 @@ fn count(m: &BTreeMap<RetentionTable, u64>, t: RetentionTable) -> u64 {
 async fn seed(s: &dyn flexiq_core::Store) {
     for t in [OLD, NEW] {
         let done = finish(s, job("t", ""), at(t)).await;
-        s.append_log(&done, "info", "x", at(t)).await.unwrap();
-        assert_eq!(s.archive_terminal(at(t + 1), 10, at(t)).await.unwrap(), 1);
+        s.append_log(AppendLogRequest {
+            id: done.clone(),
+            level: "info".into(),
+            message: "x".into(),
+            now: at(t),
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            s.archive_terminal(ArchiveTerminalRequest { cutoff_ms: at(t + 1), limit: 10, now: at(t) })
+                .await
+                .unwrap(),
+            1
+        );
     }
     for t in [OLD, NEW] {
         kill(s, "t", "boom", at(t)).await;
@@ -41,7 +57,10 @@ async fn seed(s: &dyn flexiq_core::Store) {
 pub async fn retention_counts_per_table(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s).await;
-    let counts = s.retention_counts(&windows(&RetentionTable::ALL), at(NOW)).await.unwrap();
+    let counts = s
+        .retention_counts(RetentionRequest { windows: windows(&RetentionTable::ALL), now: at(NOW) })
+        .await
+        .unwrap();
     assert_eq!(count(&counts, RetentionTable::ArchivedJobs), 1);
     assert_eq!(count(&counts, RetentionTable::DeadLetter), 1);
     assert_eq!(count(&counts, RetentionTable::TaskLogs), 1);
@@ -54,9 +73,12 @@ pub async fn retention_counts_are_a_dry_run(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s).await;
     let w = windows(&RetentionTable::ALL);
-    let first = s.retention_counts(&w, at(NOW)).await.unwrap();
-    assert_eq!(s.retention_counts(&w, at(NOW)).await.unwrap(), first);
-    assert_eq!(s.dead_letters(None, 10, 0).await.unwrap().len(), 2);
+    let first = s.retention_counts(RetentionRequest { windows: w.clone(), now: at(NOW) }).await.unwrap();
+    assert_eq!(
+        s.retention_counts(RetentionRequest { windows: w.clone(), now: at(NOW) }).await.unwrap(),
+        first
+    );
+    assert_eq!(dead(&*s).await.len(), 2);
 }
 
 /// Purge deletes the counted rows and returns the same counts; newer rows stay.
@@ -64,16 +86,16 @@ pub async fn retention_purge_deletes_old_rows(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s).await;
     let w = windows(&RetentionTable::ALL);
-    let counted = s.retention_counts(&w, at(NOW)).await.unwrap();
-    let purged = s.retention_purge(&w, at(NOW)).await.unwrap();
+    let counted = s.retention_counts(RetentionRequest { windows: w.clone(), now: at(NOW) }).await.unwrap();
+    let purged = s.retention_purge(RetentionRequest { windows: w.clone(), now: at(NOW) }).await.unwrap();
     for t in RetentionTable::ALL {
         assert_eq!(count(&purged, t), count(&counted, t), "{t}");
     }
-    let after = s.retention_counts(&w, at(NOW)).await.unwrap();
+    let after = s.retention_counts(RetentionRequest { windows: w.clone(), now: at(NOW) }).await.unwrap();
     assert!(RetentionTable::ALL.iter().all(|t| count(&after, *t) == 0), "{after:?}");
-    assert_eq!(s.dead_letters(None, 10, 0).await.unwrap().len(), 1);
-    assert_eq!(s.list_archived(10, 0).await.unwrap().len(), 1);
-    assert_eq!(s.get_metrics(0, None).await.unwrap().len(), 2);
+    assert_eq!(dead(&*s).await.len(), 1);
+    assert_eq!(s.list_archived(ListArchivedRequest { limit: 10, offset: 0 }).await.unwrap().len(), 1);
+    assert_eq!(s.get_metrics(GetMetricsRequest { since_ms: 0, task: None }).await.unwrap().len(), 2);
 }
 
 /// A table without a window is kept forever: neither counted nor purged.
@@ -81,11 +103,11 @@ pub async fn retention_unset_window_keeps_table(h: &dyn Harness) {
     let s = open(h, "default").await;
     seed(&*s).await;
     let w = windows(&[RetentionTable::TaskLogs]);
-    let purged = s.retention_purge(&w, at(NOW)).await.unwrap();
+    let purged = s.retention_purge(RetentionRequest { windows: w.clone(), now: at(NOW) }).await.unwrap();
     assert_eq!(count(&purged, RetentionTable::TaskLogs), 1);
     assert_eq!(count(&purged, RetentionTable::DeadLetter), 0);
-    assert_eq!(s.dead_letters(None, 10, 0).await.unwrap().len(), 2);
-    assert_eq!(s.get_metrics(0, None).await.unwrap().len(), 5);
+    assert_eq!(dead(&*s).await.len(), 2);
+    assert_eq!(s.get_metrics(GetMetricsRequest { since_ms: 0, task: None }).await.unwrap().len(), 5);
 }
 
 /// Purging job history leaves live jobs alone.
@@ -93,9 +115,17 @@ pub async fn retention_purge_leaves_jobs_table(h: &dyn Harness) {
     let s = open(h, "default").await;
     let c = start(&*s, job("t", ""), at(OLD)).await;
     fail(&*s, &c, "flaky", true, at(OLD)).await;
-    s.retention_purge(&windows(&RetentionTable::ALL), at(NOW)).await.unwrap();
+    s.retention_purge(RetentionRequest { windows: windows(&RetentionTable::ALL), now: at(NOW) })
+        .await
+        .unwrap();
     assert!(s.job_errors(&c.job.id).await.unwrap().is_empty());
-    assert_eq!(s.list_jobs(&JobFilter::default(), 10, 0).await.unwrap().len(), 1);
+    assert_eq!(
+        s.list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 10, offset: 0 })
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// `effective_retention` is `None` before any publish.

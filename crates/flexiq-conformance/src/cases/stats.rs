@@ -1,6 +1,6 @@
 //! Status counts: per status, per queue, every known queue, and the pending count.
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{AckKind, CancelRequest, PurgeCompletedRequest, SetRateLimitRequest};
 use flexiq_core::{EnqueueOptions, JobStatus, RateLimit, Stats};
 
 use crate::fixtures::{
@@ -19,7 +19,7 @@ pub async fn stats_counts_every_status(h: &dyn Harness) {
     ack(&*s, &sus, AckKind::Suspend { until: at(1_000_000) }, now()).await;
     let running = start(&*s, job("t", ""), now()).await;
     let cancelled = put(&*s, job("t", ""), at(1)).await;
-    s.cancel(&cancelled, at(1)).await.unwrap();
+    s.cancel(CancelRequest { id: cancelled.clone(), now: at(1) }).await.unwrap();
     put(&*s, job_after("t", &[&running.job.id]), at(2)).await;
     put(&*s, job("t", ""), at(3)).await;
     put(&*s, job("t", ""), at(4)).await;
@@ -76,7 +76,12 @@ pub async fn stats_all_queues_includes_configured_queues(h: &dyn Harness) {
     let s = open(h, "default").await;
     put(&*s, job_in("busy", "t"), now()).await;
     s.pause("paused-only").await.unwrap();
-    s.set_rate_limit("limited-only", Some(RateLimit::parse("5/s").unwrap())).await.unwrap();
+    s.set_rate_limit(SetRateLimitRequest {
+        queue: "limited-only".into(),
+        limit: Some(RateLimit::parse("5/s").unwrap()),
+    })
+    .await
+    .unwrap();
     let all = s.stats_all_queues().await.unwrap();
     assert_eq!(all["busy"].pending, 1);
     assert_eq!(all["paused-only"], Stats::default());
@@ -106,7 +111,7 @@ pub async fn stats_all_queues_knows_every_queue_a_job_entered(h: &dyn Harness) {
 pub async fn stats_all_queues_keeps_purged_queue(h: &dyn Harness) {
     let s = open(h, "default").await;
     finish(&*s, job_in("gone", "t"), now()).await;
-    assert_eq!(s.purge_completed(at(1)).await.unwrap(), 1);
+    assert_eq!(s.purge_completed(PurgeCompletedRequest { cutoff_ms: at(1) }).await.unwrap(), 1);
     let all = s.stats_all_queues().await.unwrap();
     assert_eq!(all.get("gone").copied(), Some(Stats::default()));
     assert!(!s.stats_by_queue().await.unwrap().contains_key("gone"));

@@ -1,6 +1,6 @@
 //! Unique keys: a live job holds its key; a terminal job frees it.
 
-use flexiq_core::store::AckKind;
+use flexiq_core::store::{AckKind, CancelRequest, ListJobsRequest};
 use flexiq_core::{AckOutcome, JobFilter, JobStatus};
 
 use crate::fixtures::{ack, at, claim_id, enqueue, fail, job, now, open, put, start, status, unique};
@@ -15,7 +15,13 @@ pub async fn unique_live_duplicate_returns_existing_id(h: &dyn Harness) {
     assert_eq!(second.id, first.id);
     assert!(!second.created);
     assert_eq!(s.count_pending("default").await.unwrap(), 1);
-    assert_eq!(s.list_jobs(&JobFilter::default(), 100, 0).await.unwrap().len(), 1);
+    assert_eq!(
+        s.list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 100, offset: 0 })
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// A running job still holds its key.
@@ -52,7 +58,7 @@ pub async fn unique_completed_job_frees_key(h: &dyn Harness) {
 pub async fn unique_cancelled_job_frees_key(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = put(&*s, unique("t", "k"), now()).await;
-    assert!(s.cancel(&id, at(1)).await.unwrap());
+    assert!(s.cancel(CancelRequest { id: id.clone(), now: at(1) }).await.unwrap());
     let again = enqueue(&*s, vec![unique("t", "k")], None, at(2)).await.unwrap().remove(0);
     assert!(again.created);
     assert_ne!(again.id, id);

@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use flexiq_core::store::{PublishPartialRequest, RequeueRequest, WaitForJobRequest, WaitForWorkRequest};
+
 use crate::fixtures::{at, complete, job, job_in, now, open, put, start};
 use crate::Harness;
 
@@ -15,10 +17,13 @@ pub async fn wait_for_work_wakes_on_enqueue(h: &dyn Harness) {
     let producer = s.clone();
     let queues = vec!["q".to_string()];
     let started = Instant::now();
-    let (waited, _) = tokio::join!(s.wait_for_work(&queues, LONG_MS), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        put(&*producer, job_in("q", "t"), now()).await
-    });
+    let (waited, _) = tokio::join!(
+        s.wait_for_work(WaitForWorkRequest { queues: queues.clone(), timeout_ms: LONG_MS }),
+        async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            put(&*producer, job_in("q", "t"), now()).await
+        }
+    );
     waited.unwrap();
     assert!(started.elapsed() < PROMPT, "woke after {:?}", started.elapsed());
 }
@@ -28,10 +33,13 @@ pub async fn wait_for_work_wakes_on_enqueue_from_other_handle(h: &dyn Harness) {
     let s = open(h, "default").await;
     let producer = open(h, "default").await;
     let started = Instant::now();
-    let (waited, _) = tokio::join!(s.wait_for_work(&[], LONG_MS), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        put(&*producer, job("t", ""), now()).await
-    });
+    let (waited, _) = tokio::join!(
+        s.wait_for_work(WaitForWorkRequest { queues: vec![], timeout_ms: LONG_MS }),
+        async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            put(&*producer, job("t", ""), now()).await
+        }
+    );
     waited.unwrap();
     assert!(started.elapsed() < PROMPT, "woke after {:?}", started.elapsed());
 }
@@ -39,7 +47,11 @@ pub async fn wait_for_work_wakes_on_enqueue_from_other_handle(h: &dyn Harness) {
 /// With nothing happening, `wait_for_work` returns by its timeout, without error.
 pub async fn wait_for_work_returns_by_timeout(h: &dyn Harness) {
     let s = open(h, "default").await;
-    let r = tokio::time::timeout(Duration::from_secs(10), s.wait_for_work(&["q".to_string()], 200)).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        s.wait_for_work(WaitForWorkRequest { queues: vec!["q".to_string()], timeout_ms: 200 }),
+    )
+    .await;
     r.expect("wait_for_work did not return by its timeout").unwrap();
 }
 
@@ -50,10 +62,11 @@ pub async fn wait_for_job_wakes_on_completion(h: &dyn Harness) {
     let worker = s.clone();
     let id = c.job.id.clone();
     let started = Instant::now();
-    let (waited, _) = tokio::join!(s.wait_for_job(&id, LONG_MS), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        complete(&*worker, &c, Some(b"done"), at(1)).await
-    });
+    let (waited, _) =
+        tokio::join!(s.wait_for_job(WaitForJobRequest { id: id.clone(), timeout_ms: LONG_MS }), async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            complete(&*worker, &c, Some(b"done"), at(1)).await
+        });
     waited.unwrap();
     assert!(started.elapsed() < PROMPT, "woke after {:?}", started.elapsed());
     assert_eq!(s.get_result(&id).await.unwrap().as_deref(), Some(&b"done"[..]));
@@ -63,7 +76,11 @@ pub async fn wait_for_job_wakes_on_completion(h: &dyn Harness) {
 pub async fn wait_for_job_returns_by_timeout(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = put(&*s, job("t", ""), now()).await;
-    let r = tokio::time::timeout(Duration::from_secs(10), s.wait_for_job(&id, 200)).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        s.wait_for_job(WaitForJobRequest { id: id.clone(), timeout_ms: 200 }),
+    )
+    .await;
     r.expect("wait_for_job did not return by its timeout").unwrap();
 }
 
@@ -74,10 +91,18 @@ pub async fn wait_for_job_wakes_on_partial(h: &dyn Harness) {
     let worker = s.clone();
     let id = c.job.id.clone();
     let started = Instant::now();
-    let (waited, _) = tokio::join!(s.wait_for_job(&id, LONG_MS), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        worker.publish_partial(&c.job.id, b"chunk".to_vec(), at(1)).await.unwrap()
-    });
+    let (waited, _) =
+        tokio::join!(s.wait_for_job(WaitForJobRequest { id: id.clone(), timeout_ms: LONG_MS }), async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            worker
+                .publish_partial(PublishPartialRequest {
+                    id: c.job.id.clone(),
+                    data: b"chunk".to_vec(),
+                    now: at(1),
+                })
+                .await
+                .unwrap()
+        });
     waited.unwrap();
     assert!(started.elapsed() < PROMPT, "woke after {:?}", started.elapsed());
 }
@@ -89,10 +114,13 @@ pub async fn wait_for_work_wakes_on_requeue(h: &dyn Harness) {
     let operator = s.clone();
     let queues = vec!["q".to_string()];
     let started = Instant::now();
-    let (waited, _) = tokio::join!(s.wait_for_work(&queues, LONG_MS), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(operator.requeue(&c.job.id, at(1)).await.unwrap());
-    });
+    let (waited, _) = tokio::join!(
+        s.wait_for_work(WaitForWorkRequest { queues: queues.clone(), timeout_ms: LONG_MS }),
+        async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(operator.requeue(RequeueRequest { id: c.job.id.clone(), now: at(1) }).await.unwrap());
+        }
+    );
     waited.unwrap();
     assert!(started.elapsed() < PROMPT, "woke after {:?}", started.elapsed());
 }

@@ -1,5 +1,6 @@
 //! The worker registry: heartbeats register, listing reads, pruning removes the silent.
 
+use flexiq_core::store::PruneWorkersRequest;
 use flexiq_core::WorkerInfo;
 
 use crate::fixtures::{at, open};
@@ -53,8 +54,8 @@ pub async fn workers_prune_by_cutoff(h: &dyn Harness) {
     s.worker_heartbeat(&worker("old", at(1_000))).await.unwrap();
     s.worker_heartbeat(&worker("older", at(500))).await.unwrap();
     s.worker_heartbeat(&worker("fresh", at(5_000))).await.unwrap();
-    assert_eq!(s.prune_workers(at(2_000)).await.unwrap(), 2);
+    assert_eq!(s.prune_workers(PruneWorkersRequest { cutoff_ms: at(2_000) }).await.unwrap(), 2);
     let left: Vec<_> = s.list_workers().await.unwrap().into_iter().map(|w| w.id).collect();
     assert_eq!(left, vec!["fresh"]);
-    assert_eq!(s.prune_workers(at(2_000)).await.unwrap(), 0);
+    assert_eq!(s.prune_workers(PruneWorkersRequest { cutoff_ms: at(2_000) }).await.unwrap(), 0);
 }

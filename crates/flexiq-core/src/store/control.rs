@@ -1,33 +1,8 @@
-//! Dead letters and queue control.
+//! Queue control: pause, limits, purges and task revocation, persisted and namespace-scoped.
 
-use crate::cursor::Page;
-use crate::error::Result;
-use crate::history::DeadJob;
-use crate::id::JobId;
+use crate::error::{Error, Result};
+use crate::options::validate_name;
 use crate::rate::RateLimit;
-
-/// The dead-letter queue.
-#[async_trait::async_trait]
-pub trait DeadLetters: Send + Sync {
-    /// Entries newest first, optionally of one task, offset-paginated.
-    async fn dead_letters(&self, task: Option<&str>, limit: u32, offset: u64) -> Result<Vec<DeadJob>>;
-
-    /// Keyset twin, newest first by failure time.
-    async fn dead_letters_after(&self, limit: u32, after: Option<&str>) -> Result<Page<DeadJob>>;
-
-    /// Re-enqueues the entry's job as a new job (fresh id and budget) and removes the entry;
-    /// `NotFound` for an unknown entry id.
-    async fn retry_dead(&self, dead_id: &str, now: i64) -> Result<JobId>;
-
-    /// Removes one entry; false when unknown.
-    async fn delete_dead(&self, dead_id: &str) -> Result<bool>;
-
-    /// Removes entries that failed before `cutoff` (Unix ms); returns how many.
-    async fn purge_dead(&self, cutoff: i64) -> Result<u64>;
-
-    /// Removes every entry of one task; returns how many.
-    async fn purge_dead_by_task(&self, task: &str) -> Result<u64>;
-}
 
 /// A queue's persisted controls.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +15,77 @@ pub struct QueueConfig {
     pub concurrency: Option<u32>,
 }
 
+/// Set or clear a queue's rate limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetRateLimitRequest {
+    /// The queue.
+    pub queue: String,
+    /// The limit; `None` clears it.
+    pub limit: Option<RateLimit>,
+}
+
+/// Set or clear a queue's concurrency cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetConcurrencyRequest {
+    /// The queue.
+    pub queue: String,
+    /// Most running jobs across all workers (at least 1); `None` clears it.
+    pub max: Option<u32>,
+}
+
+/// Cancel every job of a queue that has not started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurgeQueueRequest {
+    /// The queue.
+    pub queue: String,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Delete completed jobs finished before a cutoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PurgeCompletedRequest {
+    /// Jobs finished before this time (Unix ms) go.
+    pub cutoff_ms: i64,
+}
+
+impl SetRateLimitRequest {
+    /// Checks the queue name and that the limit lets at least one job through per window.
+    pub fn validate(&self) -> Result<()> {
+        validate_name("queue name", &self.queue)?;
+        if let Some(l) = self.limit {
+            if l.count == 0 || l.per_ms == 0 {
+                return Err(Error::invalid(format!(
+                    "rate limit {l} of queue {} must allow at least one job per window",
+                    self.queue
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SetConcurrencyRequest {
+    /// Checks the queue name and that a cap is at least 1.
+    pub fn validate(&self) -> Result<()> {
+        validate_name("queue name", &self.queue)?;
+        if self.max == Some(0) {
+            return Err(Error::invalid(format!(
+                "concurrency cap of queue {} must be at least 1",
+                self.queue
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl PurgeQueueRequest {
+    /// Checks the queue name.
+    pub fn validate(&self) -> Result<()> {
+        validate_name("queue name", &self.queue)
+    }
+}
+
 /// Pause, limits, purges and revocation, all persisted and namespace-scoped.
 #[async_trait::async_trait]
 pub trait QueueControl: Send + Sync {
@@ -50,19 +96,19 @@ pub trait QueueControl: Send + Sync {
     /// Paused queues, sorted.
     async fn paused_queues(&self) -> Result<Vec<String>>;
     /// Sets or clears a queue's rate limit.
-    async fn set_rate_limit(&self, queue: &str, limit: Option<RateLimit>) -> Result<()>;
+    async fn set_rate_limit(&self, req: SetRateLimitRequest) -> Result<()>;
     /// Sets or clears a queue's concurrency cap (at least 1).
-    async fn set_concurrency(&self, queue: &str, max: Option<u32>) -> Result<()>;
+    async fn set_concurrency(&self, req: SetConcurrencyRequest) -> Result<()>;
     /// A queue's controls (defaults for an unknown queue).
     async fn queue_config(&self, queue: &str) -> Result<QueueConfig>;
     /// Cancels every pending (and delayed, waiting or suspended) job of a queue; rows stay.
-    async fn purge_queue(&self, queue: &str, now: i64) -> Result<u64>;
-    /// Refuses future enqueues of a task and stops claims of it.
+    async fn purge_queue(&self, req: PurgeQueueRequest) -> Result<u64>;
+    /// Refuses future enqueues of a task (`TaskRevoked`); its pending jobs still run.
     async fn revoke_task(&self, task: &str) -> Result<()>;
     /// Lifts a revocation; false when the task was not revoked.
     async fn unrevoke_task(&self, task: &str) -> Result<bool>;
     /// Revoked tasks, sorted.
     async fn revoked_tasks(&self) -> Result<Vec<String>>;
-    /// Deletes completed jobs finished before `cutoff` (Unix ms); returns how many.
-    async fn purge_completed(&self, cutoff: i64) -> Result<u64>;
+    /// Deletes completed jobs finished before `cutoff_ms`; returns how many.
+    async fn purge_completed(&self, req: PurgeCompletedRequest) -> Result<u64>;
 }

@@ -95,43 +95,124 @@ pub struct HeartbeatReply {
     pub cancel_requested: bool,
 }
 
+/// Fenced acks applied in one go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AckRequest {
+    /// The acks, one outcome each in order.
+    pub acks: Vec<Ack>,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Lease renewals of running attempts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeartbeatRequest {
+    /// Each job with the fence of its claim.
+    pub jobs: Vec<(JobId, Fence)>,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Release running jobs whose heartbeat went quiet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReleaseStaleRequest {
+    /// A job is stale when its last heartbeat (or start) is older than this (at least 1).
+    pub stale_after_ms: u64,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Fail attempts that ran past the absolute cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpireRunawayRequest {
+    /// The cap on one attempt's running time (at least 1).
+    pub absolute_cap_ms: u64,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Force a running job back to pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequeueRequest {
+    /// The job.
+    pub id: JobId,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Cancel a job that is not running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CancelRequest {
+    /// The job.
+    pub id: JobId,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Ask a job to stop cooperatively.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestCancelRequest {
+    /// The job.
+    pub id: JobId,
+    /// Unix ms.
+    pub now: i64,
+}
+
+/// Wait for a sign of claimable work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitForWorkRequest {
+    /// Queues to watch; empty means every queue.
+    pub queues: Vec<String>,
+    /// The longest wait.
+    pub timeout_ms: u64,
+}
+
+/// Wait for a change to one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitForJobRequest {
+    /// The job.
+    pub id: JobId,
+    /// The longest wait.
+    pub timeout_ms: u64,
+}
+
 /// Enqueue, claim, ack, leases and waits.
 #[async_trait::async_trait]
 pub trait JobStore: Send + Sync {
     /// Inserts the jobs in one transaction, returning one outcome per job in order. Unique keys
     /// dedupe against live jobs; unknown dependencies are `InvalidArgument`; a revoked task is
-    /// `Conflict`; `max_pending` is checked atomically.
+    /// `TaskRevoked`; `max_pending` is checked atomically.
     async fn enqueue(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>>;
 
     /// Claims up to `limit` runnable jobs: pending or suspended, `run_at <= now`, queue not
-    /// paused, task not revoked, within the queue's rate limit and concurrency cap; by priority
-    /// (highest first), then `run_at`, then id.
+    /// paused, within the queue's rate limit and concurrency cap; by priority (highest first),
+    /// then `run_at`, then id.
     async fn claim(&self, req: ClaimRequest) -> Result<Vec<ClaimedJob>>;
 
     /// Applies fenced acks, one outcome per ack in order.
-    async fn ack(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>>;
+    async fn ack(&self, req: AckRequest) -> Result<Vec<AckOutcome>>;
 
     /// Renews the leases of running attempts (one reply per job in order).
-    async fn heartbeat(&self, jobs: Vec<(JobId, Fence)>, now: i64) -> Result<Vec<HeartbeatReply>>;
+    async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>>;
 
     /// Releases running jobs whose last heartbeat (or start) is older than `stale_after_ms`
     /// (`LEASE_HEARTBEAT_LOST`); returns their ids.
-    async fn release_stale(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>>;
+    async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>>;
 
     /// Fails running attempts started more than `absolute_cap_ms` ago (`LEASE_ABSOLUTE_CAP`).
-    async fn expire_runaway(&self, absolute_cap_ms: u64, now: i64) -> Result<Vec<JobId>>;
+    async fn expire_runaway(&self, req: ExpireRunawayRequest) -> Result<Vec<JobId>>;
 
     /// Forces a running job back to pending, keeping its retry budget and clearing any cancel
     /// request. False when the job is unknown or not running.
-    async fn requeue(&self, id: &JobId, now: i64) -> Result<bool>;
+    async fn requeue(&self, req: RequeueRequest) -> Result<bool>;
 
     /// Cancels a pending, waiting or suspended job (and its dependents). False when it is
     /// running or already terminal; `NotFound` when unknown.
-    async fn cancel(&self, id: &JobId, now: i64) -> Result<bool>;
+    async fn cancel(&self, req: CancelRequest) -> Result<bool>;
 
     /// Flags a job for cooperative cancellation. False when it is already terminal; `NotFound`
     /// when unknown. A job not yet running is cancelled outright.
-    async fn request_cancel(&self, id: &JobId, now: i64) -> Result<bool>;
+    async fn request_cancel(&self, req: RequestCancelRequest) -> Result<bool>;
 
     /// Whether cancellation was requested; `NotFound` when unknown.
     async fn is_cancel_requested(&self, id: &JobId) -> Result<bool>;
@@ -145,8 +226,8 @@ pub trait JobStore: Send + Sync {
 
     /// Waits up to `timeout_ms` for a sign that work may be claimable in `queues` (an enqueue,
     /// a release, a delayed job coming due). May return early; callers claim and wait again.
-    async fn wait_for_work(&self, queues: &[String], timeout_ms: u64) -> Result<()>;
+    async fn wait_for_work(&self, req: WaitForWorkRequest) -> Result<()>;
 
     /// Waits up to `timeout_ms` for a change to job `id` (status, partials). May return early.
-    async fn wait_for_job(&self, id: &JobId, timeout_ms: u64) -> Result<()>;
+    async fn wait_for_job(&self, req: WaitForJobRequest) -> Result<()>;
 }

@@ -1,23 +1,52 @@
 //! The store contract: small traits by capability, bundled by [`Store`].
 //!
-//! Each operation takes its inputs (with `now` injected as Unix ms, so tests control time) and
-//! returns a typed result. Stores decide every status change with
-//! [`crate::transition::transition`]; the batched forms (enqueue many, ack many) are primary.
-//! Everything is scoped to the store handle's namespace except [`Settings`], which is
-//! deployment-wide. The conformance suite in `flexiq-conformance` pins down the semantics.
+//! One file per trait, and every store implements each trait in a file of the same name
+//! (`jobs.rs`, `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`,
+//! `leadership.rs`, `maintenance.rs`, `schema.rs`). A method takes nothing, one typed value (a
+//! [`JobId`](crate::JobId), a queue, task or key name, a record), or one request struct named
+//! for it (`archive_terminal` takes [`ArchiveTerminalRequest`]) whose fields carry their units
+//! (`cutoff_ms`, `ttl_ms`) and the injected `now` (Unix ms, so tests control time). The rules
+//! on a request live in its `validate()`, here in core: stores call it first and check only
+//! what their own encoding limits. Stores decide every status change with
+//! [`crate::transition::transition`] and a new job's start with [`crate::start::starting`]; the
+//! batched forms (enqueue many, ack many) are primary. Everything is scoped to the store
+//! handle's namespace except [`Settings`], which is deployment-wide. The conformance suite in
+//! `flexiq-conformance` pins down the semantics.
 
 mod control;
+mod dead;
 mod history;
 mod inspect;
 mod jobs;
+mod leadership;
 mod maintenance;
+mod schema;
+mod settings;
 mod validate;
 
-pub use control::{DeadLetters, QueueConfig, QueueControl};
-pub use history::History;
-pub use inspect::Inspect;
-pub use jobs::{Ack, AckKind, ClaimRequest, EnqueueRequest, Enqueued, HeartbeatReply, JobStore};
-pub use maintenance::{Leadership, Maintenance, Schema, Settings};
+pub use control::{
+    PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
+    SetRateLimitRequest,
+};
+pub use dead::{
+    DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, PurgeDeadRequest, RetryDeadRequest,
+};
+pub use history::{
+    AppendLogRequest, GetMetricsRequest, History, PartialsRequest, PublishPartialRequest, ReplayRequest,
+    SetProgressRequest,
+};
+pub use inspect::{
+    Inspect, ListArchivedAfterRequest, ListArchivedRequest, ListJobsAfterRequest, ListJobsRequest,
+};
+pub use jobs::{
+    Ack, AckKind, AckRequest, CancelRequest, ClaimRequest, EnqueueRequest, Enqueued, ExpireRunawayRequest,
+    HeartbeatReply, HeartbeatRequest, JobStore, ReleaseStaleRequest, RequestCancelRequest, RequeueRequest,
+    WaitForJobRequest, WaitForWorkRequest,
+};
+pub use leadership::{AcquireLeaseRequest, Leadership, LeaseRequest, ReleaseLeaseRequest};
+pub use maintenance::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
+pub use schema::Schema;
+pub use settings::{SetSettingIfRequest, SetSettingRequest, Settings};
 
 /// Everything a store does; what the runtime holds as `Arc<dyn Store>`.
 #[async_trait::async_trait]

@@ -195,4 +195,50 @@ mod tests {
         assert!(msg(ClaimRequest { worker_id: String::new(), ..ok.clone() }.validate()).contains("worker id"));
         assert!(msg(ClaimRequest { queues: vec![String::new()], ..ok }.validate()).contains("queue name"));
     }
+
+    #[test]
+    fn request_rules_live_here_and_name_what_they_refuse() {
+        use crate::store::*;
+        let id = job("t").id;
+        assert!(msg(ListJobsRequest { filter: Default::default(), limit: 0, offset: 0 }.validate())
+            .contains("limit 0"));
+        assert!(msg(ListArchivedRequest { limit: 1, offset: u64::MAX }.validate()).contains("offset"));
+        assert!(
+            msg(DeadLettersAfterRequest { limit: MAX_PAGE + 1, after: None }.validate()).contains("limit")
+        );
+        assert!(ListJobsAfterRequest { filter: Default::default(), limit: MAX_PAGE, after: None }
+            .validate()
+            .is_ok());
+        let rate = SetRateLimitRequest {
+            queue: "q".into(),
+            limit: Some(crate::RateLimit { count: 0, per_ms: 1_000 }),
+        };
+        assert!(msg(rate.validate()).contains("queue q"));
+        assert!(
+            msg(SetConcurrencyRequest { queue: "q".into(), max: Some(0) }.validate()).contains("at least 1")
+        );
+        assert!(
+            msg(SetConcurrencyRequest { queue: String::new(), max: None }.validate()).contains("queue name")
+        );
+        for bad in [f64::NAN, f64::INFINITY, -0.5, 100.5] {
+            let p = SetProgressRequest {
+                id: id.clone(),
+                fence: crate::Fence { attempt: 1, started_at: 0, claim_seq: 1 },
+                progress: bad,
+            };
+            assert!(msg(p.validate()).contains(id.as_str()), "{bad}");
+        }
+        let big = PublishPartialRequest { id: id.clone(), data: vec![0; MAX_PAYLOAD_BYTES + 1], now: 0 };
+        assert!(msg(big.validate()).contains(id.as_str()));
+        let log = AppendLogRequest { id: id.clone(), level: String::new(), message: "m".into(), now: 0 };
+        assert!(msg(log.validate()).contains("log level"));
+        let lease = AcquireLeaseRequest { name: "l".into(), holder: "h".into(), ttl_ms: 0, now: 0 };
+        assert!(msg(lease.validate()).contains("lease l"));
+        let lease = AcquireLeaseRequest { ttl_ms: u64::MAX, ..lease };
+        msg(lease.validate());
+        assert!(msg(ReleaseLeaseRequest { name: "l".into(), holder: String::new() }.validate())
+            .contains("holder"));
+        assert!(msg(ArchiveTerminalRequest { cutoff_ms: 0, limit: 0, now: 0 }.validate()).contains("limit"));
+        assert!(msg(SetSettingRequest { key: String::new(), value: "v".into() }.validate()).contains("key"));
+    }
 }

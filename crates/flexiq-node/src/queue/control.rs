@@ -5,6 +5,7 @@
 //! shared by every worker of the namespace, so they are synchronous, as is `requeueJob`;
 //! `purge` cancels a whole backlog and `purgeCompleted` deletes, so they return Promises.
 
+use flexiq_core::store::PurgeCompletedRequest;
 use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 
@@ -130,7 +131,7 @@ impl NativeQueue {
     pub async fn purge_completed(&self, older_than_ms: f64) -> Result<f64> {
         let q = self.queue()?;
         let cutoff = cutoff(&q, older_than_ms)?;
-        Ok(q.store().purge_completed(cutoff).await.napi()? as f64)
+        Ok(q.store().purge_completed(PurgeCompletedRequest { cutoff_ms: cutoff }).await.napi()? as f64)
     }
 
     /// Forces a stuck running job back to pending, keeping its retry budget. `false` when the

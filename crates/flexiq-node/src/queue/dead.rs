@@ -1,5 +1,6 @@
 //! The dead-letter queue on `NativeQueue`: listings, retry, delete and purges.
 
+use flexiq_core::store::PurgeDeadRequest;
 use napi_derive::napi;
 
 use super::cutoff;
@@ -68,7 +69,7 @@ impl NativeQueue {
     pub async fn purge_dead(&self, older_than_ms: f64) -> Result<f64> {
         let q = self.queue()?;
         let cutoff = cutoff(&q, older_than_ms)?;
-        Ok(q.store().purge_dead(cutoff).await.napi()? as f64)
+        Ok(q.store().purge_dead(PurgeDeadRequest { cutoff_ms: cutoff }).await.napi()? as f64)
     }
 
     /// Deletes every dead letter of one task; resolves to how many.

@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use flexiq_core::settings::{validate_setting_key, validate_setting_value};
+use flexiq_core::settings::validate_setting_key;
+use flexiq_core::store::{RetentionRequest, SetSettingIfRequest, SetSettingRequest};
 use flexiq_core::{validate_new_floor, EffectiveRetention, MigrationSummary, Retention, RetentionPreview};
 
 use super::Queue;
@@ -23,7 +24,7 @@ impl Queue {
         r.validate()?;
         let windows = r.windows_ms();
         let now = self.now_ms();
-        let counts = self.store.retention_counts(&windows, now).await?;
+        let counts = self.store.retention_counts(RetentionRequest { windows: windows.clone(), now }).await?;
         let total = counts.values().sum();
         Ok(RetentionPreview {
             enabled: r.enabled(),
@@ -44,17 +45,19 @@ impl Queue {
 
     /// Inserts or overwrites a setting (last write wins).
     pub async fn set_setting(&self, key: &str, value: &str) -> Result<()> {
-        validate_setting_key(key)?;
-        validate_setting_value(key, value)?;
-        Ok(self.store.set_setting(key, value).await?)
+        let req = SetSettingRequest { key: key.to_string(), value: value.to_string() };
+        Ok(self.store.set_setting(req).await?)
     }
 
     /// Compare-and-set: writes only while `key` holds `expected` (`None`: must be unset).
     /// False means another writer got there first.
     pub async fn set_setting_if(&self, key: &str, expected: Option<&str>, value: &str) -> Result<bool> {
-        validate_setting_key(key)?;
-        validate_setting_value(key, value)?;
-        Ok(self.store.set_setting_if(key, expected, value).await?)
+        let req = SetSettingIfRequest {
+            key: key.to_string(),
+            expected: expected.map(str::to_string),
+            value: value.to_string(),
+        };
+        Ok(self.store.set_setting_if(req).await?)
     }
 
     /// Removes a setting; false when it did not exist.

@@ -2,7 +2,10 @@
 //! operator's requeue of a stuck job. All of it is persisted and namespace-scoped.
 
 use flexiq_core::options::validate_name;
-use flexiq_core::store::QueueConfig;
+use flexiq_core::store::{
+    PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, RequeueRequest, SetConcurrencyRequest,
+    SetRateLimitRequest,
+};
 use flexiq_core::RateLimit;
 
 use super::{parse_id, secs_to_ms, Queue};
@@ -52,13 +55,15 @@ impl Queue {
     pub async fn set_queue_rate_limit(&self, queue: &str, rate_limit: &str) -> Result<()> {
         validate_name("queue name", queue)?;
         let limit = RateLimit::parse(rate_limit)?;
-        Ok(self.store.set_rate_limit(queue, Some(limit)).await?)
+        Ok(self
+            .store
+            .set_rate_limit(SetRateLimitRequest { queue: queue.to_string(), limit: Some(limit) })
+            .await?)
     }
 
     /// Removes a queue's rate limit.
     pub async fn clear_queue_rate_limit(&self, queue: &str) -> Result<()> {
-        validate_name("queue name", queue)?;
-        Ok(self.store.set_rate_limit(queue, None).await?)
+        Ok(self.store.set_rate_limit(SetRateLimitRequest { queue: queue.to_string(), limit: None }).await?)
     }
 
     /// Caps the jobs of a queue running at once across all workers (at least 1).
@@ -69,13 +74,13 @@ impl Queue {
                 "concurrency {max_concurrent} of queue {queue} must be between 1 and {MAX_QUEUE_CONCURRENCY}"
             )));
         }
-        Ok(self.store.set_concurrency(queue, Some(max_concurrent as u32)).await?)
+        let req = SetConcurrencyRequest { queue: queue.to_string(), max: Some(max_concurrent as u32) };
+        Ok(self.store.set_concurrency(req).await?)
     }
 
     /// Removes a queue's concurrency cap.
     pub async fn clear_queue_concurrency(&self, queue: &str) -> Result<()> {
-        validate_name("queue name", queue)?;
-        Ok(self.store.set_concurrency(queue, None).await?)
+        Ok(self.store.set_concurrency(SetConcurrencyRequest { queue: queue.to_string(), max: None }).await?)
     }
 
     /// A queue's persisted controls (defaults for a queue never configured).
@@ -86,8 +91,10 @@ impl Queue {
 
     /// Cancels every pending job of a queue (rows stay); returns how many.
     pub async fn purge(&self, queue: &str) -> Result<u64> {
-        validate_name("queue name", queue)?;
-        let n = self.store.purge_queue(queue, self.now_ms()).await?;
+        let n = self
+            .store
+            .purge_queue(PurgeQueueRequest { queue: queue.to_string(), now: self.now_ms() })
+            .await?;
         tracing::info!(queue, cancelled = n, "purged queue");
         Ok(n)
     }
@@ -126,14 +133,14 @@ impl Queue {
     /// how many.
     pub async fn purge_completed(&self, older_than_secs: i64) -> Result<u64> {
         let cutoff = self.now_ms().saturating_sub(secs_to_ms("older_than", older_than_secs)?);
-        Ok(self.store.purge_completed(cutoff).await?)
+        Ok(self.store.purge_completed(PurgeCompletedRequest { cutoff_ms: cutoff }).await?)
     }
 
     /// Forces a stuck running job back to pending, keeping its retry budget. False when the
     /// job is unknown or not running. Only for jobs whose worker is known to be dead.
     pub async fn requeue_job(&self, id: &str) -> Result<bool> {
         let id = parse_id(id)?;
-        let done = self.store.requeue(&id, self.now_ms()).await?;
+        let done = self.store.requeue(RequeueRequest { id: id.clone(), now: self.now_ms() }).await?;
         if done {
             tracing::warn!(job_id = %id, "requeued running job by hand");
         }

@@ -2,7 +2,10 @@
 //! partial / log / progress writes a running job makes.
 
 use flexiq_core::options::validate_name;
-use flexiq_core::store::EnqueueRequest;
+use flexiq_core::store::{
+    AppendLogRequest, CancelRequest, EnqueueRequest, PublishPartialRequest, ReplayRequest,
+    RequestCancelRequest, SetProgressRequest,
+};
 use flexiq_core::{
     AckOutcome, EnqueueOptions, Fence, Job, JobDag, JobError, JobId, LogEntry, NewJob, ReplayEntry,
 };
@@ -87,7 +90,7 @@ impl Queue {
     /// fire at the worker's next heartbeat; a job not yet running is cancelled outright.
     /// False when the job is already terminal; `NotFound` for an unknown id.
     pub async fn request_cancel(&self, id: &str) -> Result<bool> {
-        Ok(self.store.request_cancel(&parse_id(id)?, self.now_ms()).await?)
+        Ok(self.store.request_cancel(RequestCancelRequest { id: parse_id(id)?, now: self.now_ms() }).await?)
     }
 
     /// Whether cancellation was requested; `NotFound` for an unknown id.
@@ -98,7 +101,7 @@ impl Queue {
     /// Cancels a pending, delayed, waiting or suspended job (and its dependents). False when
     /// it is running or terminal; `NotFound` for an unknown id.
     pub async fn cancel_job(&self, id: &str) -> Result<bool> {
-        Ok(self.store.cancel(&parse_id(id)?, self.now_ms()).await?)
+        Ok(self.store.cancel(CancelRequest { id: parse_id(id)?, now: self.now_ms() }).await?)
     }
 
     /// Every failed attempt of a job, oldest first; `NotFound` for an unknown id.
@@ -109,7 +112,7 @@ impl Queue {
     /// Enqueues a copy of a job (fresh id and retry budget, same payload) and records the
     /// replay; returns the new id. `NotFound` for an unknown id.
     pub async fn replay(&self, id: &str) -> Result<JobId> {
-        let new_id = self.store.replay(&parse_id(id)?, self.now_ms()).await?;
+        let new_id = self.store.replay(ReplayRequest { id: parse_id(id)?, now: self.now_ms() }).await?;
         tracing::info!(job_id = id, replay_job_id = %new_id, "replayed job");
         Ok(new_id)
     }
@@ -137,14 +140,8 @@ impl Queue {
 
     /// Appends a partial result to a job and returns its sequence number (1, 2, ...).
     pub async fn publish_partial(&self, id: &str, data: impl Into<Vec<u8>>) -> Result<u64> {
-        let data = data.into();
-        if data.len() > flexiq_core::options::MAX_PAYLOAD_BYTES {
-            return Err(Error::invalid(format!(
-                "partial of job {id} is {} bytes, over the payload limit",
-                data.len()
-            )));
-        }
-        Ok(self.store.publish_partial(&parse_id(id)?, data, self.now_ms()).await?)
+        let req = PublishPartialRequest { id: parse_id(id)?, data: data.into(), now: self.now_ms() };
+        Ok(self.store.publish_partial(req).await?)
     }
 
     /// Appends a log line (`level` such as `info`, `warn`, `error`) to a job.
@@ -159,7 +156,13 @@ impl Queue {
                 message.len()
             )));
         }
-        Ok(self.store.append_log(&parse_id(id)?, level, message, self.now_ms()).await?)
+        let req = AppendLogRequest {
+            id: parse_id(id)?,
+            level: level.to_string(),
+            message: message.to_string(),
+            now: self.now_ms(),
+        };
+        Ok(self.store.append_log(req).await?)
     }
 
     /// A job's log lines, oldest first.
@@ -170,9 +173,6 @@ impl Queue {
     /// Records progress (0 to 100) of the running attempt `fence`; `Superseded` when that
     /// attempt is no longer the running one.
     pub async fn set_progress(&self, id: &str, fence: Fence, progress: f64) -> Result<AckOutcome> {
-        if !progress.is_finite() || !(0.0..=100.0).contains(&progress) {
-            return Err(Error::invalid(format!("progress {progress} of job {id} must be between 0 and 100")));
-        }
-        Ok(self.store.set_progress(&parse_id(id)?, fence, progress).await?)
+        Ok(self.store.set_progress(SetProgressRequest { id: parse_id(id)?, fence, progress }).await?)
     }
 }

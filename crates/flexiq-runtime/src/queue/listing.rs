@@ -5,6 +5,9 @@
 //! listing and filter by the store, which refuses a foreign or garbage cursor.
 
 use flexiq_core::options::validate_name;
+use flexiq_core::store::{
+    ListArchivedAfterRequest, ListArchivedRequest, ListJobsAfterRequest, ListJobsRequest,
+};
 use flexiq_core::{validate_limit, validate_offset, Job, JobFilter, Page};
 
 use super::Queue;
@@ -48,13 +51,13 @@ impl Queue {
     /// Jobs matching status / queue / task, newest first. `limit` 1 to 10,000, `offset` 0 or more.
     pub async fn list_jobs(&self, filter: &JobFilter, limit: i64, offset: i64) -> Result<Vec<Job>> {
         check_filter(filter, false)?;
-        Ok(self.store.list_jobs(filter, validate_limit(limit)?, validate_offset(offset)?).await?)
+        self.jobs_page(filter, limit, offset).await
     }
 
     /// [`Queue::list_jobs`] plus metadata / error substrings and a created-at range (Unix ms).
     pub async fn list_jobs_filtered(&self, filter: &JobFilter, limit: i64, offset: i64) -> Result<Vec<Job>> {
         check_filter(filter, true)?;
-        Ok(self.store.list_jobs(filter, validate_limit(limit)?, validate_offset(offset)?).await?)
+        self.jobs_page(filter, limit, offset).await
     }
 
     /// Keyset twin of [`Queue::list_jobs`]: pass the previous page's `next_cursor` as `after`.
@@ -66,7 +69,7 @@ impl Queue {
     ) -> Result<Page<Job>> {
         check_filter(filter, false)?;
         check_cursor(after)?;
-        Ok(self.store.list_jobs_after(filter, validate_limit(limit)?, after).await?)
+        self.jobs_keyset(filter, limit, after).await
     }
 
     /// Keyset twin of [`Queue::list_jobs_filtered`].
@@ -78,17 +81,38 @@ impl Queue {
     ) -> Result<Page<Job>> {
         check_filter(filter, true)?;
         check_cursor(after)?;
-        Ok(self.store.list_jobs_after(filter, validate_limit(limit)?, after).await?)
+        self.jobs_keyset(filter, limit, after).await
     }
 
     /// Archived jobs, newest first by finish time.
     pub async fn list_archived(&self, limit: i64, offset: i64) -> Result<Vec<Job>> {
-        Ok(self.store.list_archived(validate_limit(limit)?, validate_offset(offset)?).await?)
+        let req = ListArchivedRequest { limit: validate_limit(limit)?, offset: validate_offset(offset)? };
+        Ok(self.store.list_archived(req).await?)
     }
 
     /// Keyset twin of [`Queue::list_archived`].
     pub async fn list_archived_after(&self, limit: i64, after: Option<&str>) -> Result<Page<Job>> {
         check_cursor(after)?;
-        Ok(self.store.list_archived_after(validate_limit(limit)?, after).await?)
+        let req =
+            ListArchivedAfterRequest { limit: validate_limit(limit)?, after: after.map(str::to_string) };
+        Ok(self.store.list_archived_after(req).await?)
+    }
+
+    async fn jobs_page(&self, filter: &JobFilter, limit: i64, offset: i64) -> Result<Vec<Job>> {
+        let req = ListJobsRequest {
+            filter: filter.clone(),
+            limit: validate_limit(limit)?,
+            offset: validate_offset(offset)?,
+        };
+        Ok(self.store.list_jobs(req).await?)
+    }
+
+    async fn jobs_keyset(&self, filter: &JobFilter, limit: i64, after: Option<&str>) -> Result<Page<Job>> {
+        let req = ListJobsAfterRequest {
+            filter: filter.clone(),
+            limit: validate_limit(limit)?,
+            after: after.map(str::to_string),
+        };
+        Ok(self.store.list_jobs_after(req).await?)
     }
 }

@@ -1,10 +1,13 @@
 //! [`Queue`]: the public handle on one namespace of one store.
 //!
 //! A queue is an `Arc<dyn Store>`, a [`Clock`] and the options it was opened with; cloning it is
-//! cheap and every clone talks to the same store. Method names follow the Python SDK. Inputs
-//! are validated here before any store call, so bad ids, limits, cursors and durations are
-//! refused with `InvalidArgument` and nothing is written. Durations in are seconds where the
-//! spec says seconds; timestamps and windows out are Unix / plain milliseconds.
+//! cheap and every clone talks to the same store. Method names follow the Python SDK. Each
+//! call turns its arguments into one store request: what only the SDK surface knows (ids,
+//! limits given as signed numbers, cursors, durations in seconds) is checked here, and the
+//! request's own rules (queue names, setting keys, progress and partial sizes) by its
+//! `validate()`, which the store runs first; either way a bad input is refused with
+//! `InvalidArgument` and nothing is written. Durations in are seconds where the spec says
+//! seconds; timestamps and windows out are Unix / plain milliseconds.
 
 mod admin;
 mod control;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use flexiq_core::options::validate_name;
 use flexiq_core::stats::{aggregate, timeseries};
+use flexiq_core::store::GetMetricsRequest;
 use flexiq_core::{MetricBucket, MetricRow, Stats, TaskAggregate, WorkerInfo};
 
 use super::{positive_secs_to_ms, Queue};
@@ -71,14 +72,17 @@ impl Queue {
             return Err(Error::invalid(format!("since {since_ms} ms must not be negative")));
         }
         check_task(task)?;
-        Ok(self.store.get_metrics(since_ms, task).await?)
+        Ok(self.store.get_metrics(GetMetricsRequest { since_ms, task: task.map(str::to_string) }).await?)
     }
 
     async fn metric_rows(&self, task: Option<&str>, since_secs: i64) -> Result<Vec<MetricRow>> {
         let window = positive_secs_to_ms("since", since_secs)?;
         check_task(task)?;
         let since = self.now_ms().saturating_sub(window);
-        Ok(self.store.get_metrics(since, task).await?)
+        Ok(self
+            .store
+            .get_metrics(GetMetricsRequest { since_ms: since, task: task.map(str::to_string) })
+            .await?)
     }
 
     /// Pending jobs on one queue: the number `max_pending` is compared against.

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::time::Duration;
 
+use flexiq_core::store::{PartialsRequest, WaitForJobRequest};
 use flexiq_core::{JobId, JobStatus, Partial};
 use futures::Stream;
 use tokio::time::Instant;
@@ -87,7 +88,7 @@ impl Queue {
             let Some(wait) = remaining(deadline, cap) else {
                 return Err(timed_out(&id, timeout, "did not finish"));
             };
-            self.store.wait_for_job(&id, wait).await?;
+            self.store.wait_for_job(WaitForJobRequest { id: id.clone(), timeout_ms: wait }).await?;
         }
     }
 
@@ -154,7 +155,12 @@ impl StreamState {
                 self.done = true;
                 return Some(Err(timed_out(&self.id, self.timeout, "was still running")));
             };
-            if let Err(e) = self.queue.store.wait_for_job(&self.id, wait).await {
+            if let Err(e) = self
+                .queue
+                .store
+                .wait_for_job(WaitForJobRequest { id: self.id.clone(), timeout_ms: wait })
+                .await
+            {
                 self.done = true;
                 return Some(Err(e.into()));
             }
@@ -167,7 +173,8 @@ impl StreamState {
         let store = &self.queue.store;
         let job =
             store.get(&self.id).await?.ok_or_else(|| flexiq_core::Error::JobNotFound(self.id.clone()))?;
-        let parts = store.partials(&self.id, self.after, PARTIAL_BATCH).await?;
+        let req = PartialsRequest { id: self.id.clone(), after_seq: self.after, limit: PARTIAL_BATCH };
+        let parts = store.partials(req).await?;
         if let Some(last) = parts.last() {
             self.after = last.seq;
             self.buffer.extend(parts);

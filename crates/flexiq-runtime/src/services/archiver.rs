@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use flexiq_core::store::ArchiveTerminalRequest;
 use tracing::Instrument;
 
 use crate::error::{Error, Result};
@@ -66,7 +67,8 @@ impl Archiver {
             let cutoff = now.saturating_sub(after);
             let mut archived = 0;
             for _ in 0..self.config.max_batches {
-                let n = self.queue.store().archive_terminal(cutoff, self.config.batch, now).await?;
+                let req = ArchiveTerminalRequest { cutoff_ms: cutoff, limit: self.config.batch, now };
+                let n = self.queue.store().archive_terminal(req).await?;
                 archived += n;
                 if n < u64::from(self.config.batch) {
                     break;

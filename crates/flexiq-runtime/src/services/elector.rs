@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use flexiq_core::options::validate_name;
+use flexiq_core::store::{AcquireLeaseRequest, LeaseRequest, ReleaseLeaseRequest};
 
 use crate::error::{Error, Result};
 use crate::queue::Queue;
@@ -77,8 +78,10 @@ impl Elector {
         let store = self.queue.store();
         let now = self.queue.now_ms();
         let ttl_ms = u64::try_from(self.config.ttl.as_millis()).unwrap_or(u64::MAX);
-        let leader = store.acquire_lease(&self.config.lease_name, &self.holder, ttl_ms, now).await?;
-        let lease = store.lease(&self.config.lease_name, now).await?;
+        let name = self.config.lease_name.clone();
+        let take = AcquireLeaseRequest { name: name.clone(), holder: self.holder.clone(), ttl_ms, now };
+        let leader = store.acquire_lease(take).await?;
+        let lease = store.lease(LeaseRequest { name, now }).await?;
         if leader {
             tracing::debug!(holder = %self.holder, lease = %self.config.lease_name, "holding leader lease");
         }
@@ -91,6 +94,7 @@ impl Elector {
 
     /// Gives the lease up so another elector can take over at once; false when not held.
     pub async fn resign(&self) -> Result<bool> {
-        Ok(self.queue.store().release_lease(&self.config.lease_name, &self.holder).await?)
+        let req = ReleaseLeaseRequest { name: self.config.lease_name.clone(), holder: self.holder.clone() };
+        Ok(self.queue.store().release_lease(req).await?)
     }
 }

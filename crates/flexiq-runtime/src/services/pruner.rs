@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use flexiq_core::store::PruneWorkersRequest;
 use tracing::Instrument;
 
 use crate::error::{Error, Result};
@@ -56,7 +57,8 @@ impl WorkerPruner {
         let span = tracing::info_span!("sweep", kind = "workers", namespace = %self.queue.namespace());
         async {
             let window = i64::try_from(self.config.stale_after.as_millis()).unwrap_or(i64::MAX);
-            let pruned = self.queue.store().prune_workers(self.queue.now_ms().saturating_sub(window)).await?;
+            let req = PruneWorkersRequest { cutoff_ms: self.queue.now_ms().saturating_sub(window) };
+            let pruned = self.queue.store().prune_workers(req).await?;
             if pruned > 0 {
                 tracing::info!(pruned, "pruned silent workers");
             }

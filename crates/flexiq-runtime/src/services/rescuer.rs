@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use flexiq_core::store::{ExpireRunawayRequest, ReleaseStaleRequest};
 use flexiq_core::JobId;
 use tracing::Instrument;
 
@@ -63,8 +64,9 @@ impl Rescuer {
     pub async fn run_once(&self) -> Result<RescueReport> {
         let span = tracing::info_span!("sweep", kind = "rescue", namespace = %self.queue.namespace());
         async {
-            let released =
-                self.queue.store().release_stale(ms(self.config.stale_after), self.queue.now_ms()).await?;
+            let req =
+                ReleaseStaleRequest { stale_after_ms: ms(self.config.stale_after), now: self.queue.now_ms() };
+            let released = self.queue.store().release_stale(req).await?;
             for id in &released {
                 tracing::warn!(job_id = %id, "released job whose worker stopped heartbeating");
             }
@@ -127,7 +129,8 @@ impl RunawayReaper {
         };
         let span = tracing::info_span!("sweep", kind = "runaway", namespace = %self.queue.namespace());
         async {
-            let expired = self.queue.store().expire_runaway(ms(cap), self.queue.now_ms()).await?;
+            let req = ExpireRunawayRequest { absolute_cap_ms: ms(cap), now: self.queue.now_ms() };
+            let expired = self.queue.store().expire_runaway(req).await?;
             for id in &expired {
                 tracing::warn!(job_id = %id, cap_ms = ms(cap), "failed attempt that outlived the absolute cap");
             }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use flexiq_core::store::RetentionRequest;
 use flexiq_core::{EffectiveRetention, Retention, RetentionTable};
 
 use tracing::Instrument;
@@ -64,8 +65,11 @@ impl RetentionSweeper {
         let windows = retention.windows_ms();
         let now = self.queue.now_ms();
         let store = self.queue.store();
-        let deleted =
-            if retention.enabled() { store.retention_purge(&windows, now).await? } else { BTreeMap::new() };
+        let deleted = if retention.enabled() {
+            store.retention_purge(RetentionRequest { windows: windows.clone(), now }).await?
+        } else {
+            BTreeMap::new()
+        };
         let total = deleted.values().sum();
         let effective = EffectiveRetention {
             enabled: retention.enabled(),

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flexiq_core::store::{Ack, AckKind};
+use flexiq_core::store::{Ack, AckKind, AckRequest};
 use flexiq_core::AckOutcome;
 use tokio::sync::mpsc;
 use tracing::Instrument;
@@ -61,7 +61,8 @@ async fn write_with_retries(shared: &Shared, batch: &[Ack]) -> Option<Vec<AckOut
     let mut tries = 0;
     loop {
         tries += 1;
-        match shared.queue.store().ack(batch.to_vec(), shared.queue.now_ms()).await {
+        let req = AckRequest { acks: batch.to_vec(), now: shared.queue.now_ms() };
+        match shared.queue.store().ack(req).await {
             Ok(o) => return Some(o),
             Err(e) if e.is_retryable() && tries < ACK_TRIES => {
                 tracing::warn!(error = %e, tries, "ack batch failed, retrying");

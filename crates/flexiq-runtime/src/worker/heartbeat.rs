@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use flexiq_core::store::HeartbeatRequest;
 use flexiq_core::{AckOutcome, WorkerInfo};
 use tokio_util::sync::CancellationToken;
 
@@ -31,8 +32,8 @@ pub(crate) async fn beat(shared: &Shared, info: &WorkerInfo) {
     let held: Vec<_> =
         shared.active.lock().iter().map(|(id, a)| (id.clone(), a.fence, a.cancel.clone())).collect();
     if !held.is_empty() {
-        let pairs = held.iter().map(|(id, fence, _)| (id.clone(), *fence)).collect();
-        match shared.queue.store().heartbeat(pairs, now).await {
+        let jobs = held.iter().map(|(id, fence, _)| (id.clone(), *fence)).collect();
+        match shared.queue.store().heartbeat(HeartbeatRequest { jobs, now }).await {
             Ok(replies) => {
                 for ((id, fence, cancel), reply) in held.iter().zip(replies) {
                     if reply.outcome == AckOutcome::Superseded && !cancel.token.is_cancelled() {

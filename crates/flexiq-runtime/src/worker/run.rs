@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest};
+use flexiq_core::store::{Ack, AckKind, ClaimRequest, WaitForWorkRequest};
 use flexiq_core::{ClaimedJob, ErrorKind, WorkerInfo};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -188,7 +188,7 @@ impl Dispatcher {
                 first = self.done_rx.recv() => {
                     self.finished(first);
                 }
-                woke = self.shared.queue.store().wait_for_work(&cfg.queues, poll_ms), if idle => {
+                woke = self.shared.queue.store().wait_for_work(WaitForWorkRequest { queues: cfg.queues.clone(), timeout_ms: poll_ms }), if idle => {
                     if let Err(e) = woke {
                         tracing::warn!(error = %e, "wait for work failed");
                         tokio::time::sleep(cfg.poll_interval).await;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flexiq_runtime::core::store::{Ack, AckKind, ClaimRequest};
+use flexiq_runtime::core::store::{Ack, AckKind, AckRequest, ClaimRequest};
 use flexiq_runtime::services::{ElectorConfig, MaintenanceConfig, RescueConfig};
 use flexiq_runtime::{
     connect, Backoff, ClaimedJob, ConnectOptions, EnqueueOptions, JobId, ManualClock, Queue, WorkerConfig,
@@ -87,7 +87,8 @@ pub(crate) async fn claim(q: &Queue, limit: u32) -> Vec<ClaimedJob> {
 pub(crate) async fn finish(q: &Queue, kind: AckKind) -> JobId {
     let c = claim(q, 1).await.pop().expect("a claimable job");
     let id = c.job.id.clone();
-    q.store().ack(vec![Ack { job_id: id.clone(), fence: c.fence, kind }], q.now_ms()).await.unwrap();
+    let acks = vec![Ack { job_id: id.clone(), fence: c.fence, kind }];
+    q.store().ack(AckRequest { acks, now: q.now_ms() }).await.unwrap();
     id
 }
 

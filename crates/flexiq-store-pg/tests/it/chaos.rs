@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use flexiq_core::store::JobStore;
+use flexiq_core::store::{AckRequest, JobStore, ReleaseStaleRequest};
 use flexiq_core::Error;
 
 use crate::common::{admin, claim, completes, drop_schema, enqueue_n, fresh_schema, now_ms, open, tally};
@@ -46,7 +46,7 @@ async fn terminated_backends_surface_as_retryable_and_lose_no_job() {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
-                retrying(&retries, || s.ack(completes(&got), now_ms())).await;
+                retrying(&retries, || s.ack(AckRequest { acks: completes(&got), now: now_ms() })).await;
             }
         }));
     }
@@ -56,7 +56,10 @@ async fn terminated_backends_surface_as_retryable_and_lose_no_job() {
         let (s, done, retries) = (s.clone(), done.clone(), retries.clone());
         tasks.push(tokio::spawn(async move {
             while !done.load(Ordering::Relaxed) {
-                retrying(&retries, || s.release_stale(400, now_ms())).await;
+                retrying(&retries, || {
+                    s.release_stale(ReleaseStaleRequest { stale_after_ms: 400, now: now_ms() })
+                })
+                .await;
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }));

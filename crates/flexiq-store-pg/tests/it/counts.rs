@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 
 use flexiq_core::store::{
-    Ack, AckKind, DeadLetters, EnqueueRequest, History, Inspect, JobStore, Maintenance, QueueControl,
+    Ack, AckKind, AckRequest, ArchiveTerminalRequest, CancelRequest, DeadLetters, DeadLettersRequest,
+    EnqueueRequest, ExpireRunawayRequest, History, Inspect, JobStore, Maintenance, PurgeCompletedRequest,
+    PurgeQueueRequest, QueueControl, ReleaseStaleRequest, ReplayRequest, RequeueRequest, RetentionRequest,
+    RetryDeadRequest, SetConcurrencyRequest,
 };
 use flexiq_core::{
     ClaimedJob, EnqueueOptions, JobId, JobStatus, NewJob, RetentionTable, RetentionWindows, Store,
@@ -63,7 +66,7 @@ async fn put(s: &PgStore, jobs: Vec<NewJob>, now: i64) -> Vec<JobId> {
 
 async fn ack(s: &PgStore, c: &[ClaimedJob], kind: impl Fn() -> AckKind, now: i64) {
     let acks = c.iter().map(|c| Ack { job_id: c.job.id.clone(), fence: c.fence, kind: kind() }).collect();
-    s.ack(acks, now).await.unwrap();
+    s.ack(AckRequest { acks, now }).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -91,7 +94,7 @@ async fn counts_match_a_fresh_count_after_a_mixed_workload() {
 
     // Claims: the one-statement path, and the locked path of a capped queue.
     let a = claim(&s, "a", 40, "w1", t).await.unwrap();
-    s.set_concurrency("c", Some(25)).await.unwrap();
+    s.set_concurrency(SetConcurrencyRequest { queue: "c".into(), max: Some(25) }).await.unwrap();
     let c = claim(&s, "c", 50, "w2", t).await.unwrap();
     assert_eq!(c.len(), 25);
     let o = claim(&other, "a", 5, "w3", t).await.unwrap();
@@ -119,21 +122,30 @@ async fn counts_match_a_fresh_count_after_a_mixed_workload() {
     check(&schema, "dependency cascades").await;
 
     // Dead letters retried, a replay, requeue, cancel, purge of a queue.
-    for d in s.dead_letters(None, 100, 0).await.unwrap().iter().take(4) {
-        s.retry_dead(&d.id, t).await.unwrap();
+    let dead = s.dead_letters(DeadLettersRequest { task: None, limit: 100, offset: 0 }).await.unwrap();
+    for d in dead.iter().take(4) {
+        s.retry_dead(RetryDeadRequest { dead_id: d.id.clone(), now: t }).await.unwrap();
     }
-    s.replay(&a[0].job.id, t).await.unwrap();
-    assert!(s.requeue(&c[20].job.id, t).await.unwrap());
-    assert!(s.cancel(&c[0].job.id, t).await.unwrap(), "a job back to pending after a retryable failure");
-    assert!(s.purge_queue("b", t).await.unwrap() > 0);
+    s.replay(ReplayRequest { id: a[0].job.id.clone(), now: t }).await.unwrap();
+    assert!(s.requeue(RequeueRequest { id: c[20].job.id.clone(), now: t }).await.unwrap());
+    assert!(
+        s.cancel(CancelRequest { id: c[0].job.id.clone(), now: t }).await.unwrap(),
+        "a job back to pending after a retryable failure"
+    );
+    assert!(s.purge_queue(PurgeQueueRequest { queue: "b".into(), now: t }).await.unwrap() > 0);
     check(&schema, "retries, replay, requeue, cancel, purge").await;
 
     // Sweeps: stale leases given back, runaways expired (ten minutes on).
     let later = t + 600_000;
-    assert!(!s.release_stale(60_000, later).await.unwrap().is_empty());
+    assert!(!s
+        .release_stale(ReleaseStaleRequest { stale_after_ms: 60_000, now: later })
+        .await
+        .unwrap()
+        .is_empty());
     let runaway = claim(&s, "a", 5, "w6", later).await.unwrap();
     assert!(!runaway.is_empty());
-    assert!(!s.expire_runaway(60_000, later + 120_000).await.unwrap().is_empty());
+    let sweep = ExpireRunawayRequest { absolute_cap_ms: 60_000, now: later + 120_000 };
+    assert!(!s.expire_runaway(sweep).await.unwrap().is_empty());
     check(&schema, "stale and runaway sweeps").await;
 
     // The other store's backends go away; a fold moves their rows into slot 0.
@@ -155,7 +167,7 @@ async fn counts_match_a_fresh_count_after_a_mixed_workload() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert!(gone, "the closed store's backends exited");
-    s.release_stale(60_000, t).await.unwrap();
+    s.release_stale(ReleaseStaleRequest { stale_after_ms: 60_000, now: t }).await.unwrap();
     let after: i64 = a2.query_one(&slots_sql, &[]).await.unwrap().get(0);
     assert!(after < before, "the closed store's counter rows were folded ({before} slots, then {after})");
     check(&schema, "fold").await;
@@ -165,11 +177,14 @@ async fn counts_match_a_fresh_count_after_a_mixed_workload() {
     let done = claim(&s, "a", 100, "w7", end).await.unwrap();
     assert!(!done.is_empty());
     ack(&s, &done, || AckKind::Complete { result: None }, end).await;
-    assert!(s.archive_terminal(t + 1, 50, end).await.unwrap() > 0);
+    assert!(
+        s.archive_terminal(ArchiveTerminalRequest { cutoff_ms: t + 1, limit: 50, now: end }).await.unwrap()
+            > 0
+    );
     check(&schema, "archival").await;
-    assert!(s.purge_completed(end + 1).await.unwrap() > 0);
+    assert!(s.purge_completed(PurgeCompletedRequest { cutoff_ms: end + 1 }).await.unwrap() > 0);
     let windows = RetentionWindows(RetentionTable::ALL.into_iter().map(|w| (w, Some(1))).collect());
-    s.retention_purge(&windows, end + 1_000).await.unwrap();
+    s.retention_purge(RetentionRequest { windows, now: end + 1_000 }).await.unwrap();
     check(&schema, "purges").await;
 
     // The store's own readers agree with the fresh count.

@@ -1,6 +1,6 @@
 //! Query plans: claims and keyset pages are index seeks, never sequential scans of jobs.
 
-use flexiq_core::store::{ClaimRequest, Inspect};
+use flexiq_core::store::{AckRequest, ClaimRequest, Inspect, ListJobsAfterRequest};
 use flexiq_core::{JobFilter, JobStatus};
 
 use crate::common::{admin, claim, completes, drop_schema, enqueue_n, fresh_schema, open};
@@ -21,7 +21,7 @@ async fn claim_and_keyset_pages_are_index_seeks() {
     }
     // Some history beside the backlog: running and completed jobs.
     let got = claim(&s, "a", 500, "w", now).await.unwrap();
-    s.ack(completes(&got[..250]), now).await.unwrap();
+    s.ack(AckRequest { acks: completes(&got[..250]), now }).await.unwrap();
     admin().await.batch_execute(&format!("ANALYZE \"{schema}\".jobs")).await.unwrap();
 
     for queues in [vec![], vec!["b".to_string()], vec!["a".to_string(), "c".to_string()]] {
@@ -36,7 +36,8 @@ async fn claim_and_keyset_pages_are_index_seeks() {
         JobFilter { status: Some(JobStatus::Running), ..Default::default() },
     ];
     for f in &filters {
-        let first = s.list_jobs_after(f, 50, None).await.unwrap();
+        let page = ListJobsAfterRequest { filter: f.clone(), limit: 50, after: None };
+        let first = s.list_jobs_after(page).await.unwrap();
         assert_index_only(&s.explain_list_jobs_after(f, 50, None).await.unwrap());
         let cursor = first.next_cursor.expect("more pages");
         assert_index_only(&s.explain_list_jobs_after(f, 50, Some(&cursor)).await.unwrap());

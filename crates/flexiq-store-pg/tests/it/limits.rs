@@ -1,6 +1,6 @@
 //! Rate limits and concurrency caps hold across separate pools (as across processes).
 
-use flexiq_core::store::{Inspect, QueueControl};
+use flexiq_core::store::{Inspect, QueueControl, SetConcurrencyRequest, SetRateLimitRequest};
 use flexiq_core::{RateLimit, Store};
 
 use crate::common::{claim, drop_schema, enqueue_n, fresh_schema, open};
@@ -37,7 +37,7 @@ async fn concurrency_cap_holds_across_pools() {
     let s = open(&schema, 2).await;
     enqueue_n(&s, "capped", 200, 1_000).await;
     enqueue_n(&s, "free", 50, 1_000).await;
-    s.set_concurrency("capped", Some(5)).await.unwrap();
+    s.set_concurrency(SetConcurrencyRequest { queue: "capped".into(), max: Some(5) }).await.unwrap();
     assert_eq!(race(&schema, "capped", 15, 3, 2_000).await, 5);
     assert_eq!(s.stats(Some("capped")).await.unwrap().running, 5);
     // The cap is per queue: the uncapped queue drains freely.
@@ -50,7 +50,8 @@ async fn rate_limit_holds_across_pools() {
     let schema = fresh_schema("rate");
     let s = open(&schema, 2).await;
     enqueue_n(&s, "rated", 100, 1_000).await;
-    s.set_rate_limit("rated", Some(RateLimit::parse("10/m").unwrap())).await.unwrap();
+    let limit = Some(RateLimit::parse("10/m").unwrap());
+    s.set_rate_limit(SetRateLimitRequest { queue: "rated".into(), limit }).await.unwrap();
     let t = 10_000;
     assert_eq!(race(&schema, "rated", 10, 4, t).await, 10);
     // One token refills every 6 s, shared by every claimer.

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use flexiq_core::store::{EnqueueRequest, JobStore};
+use flexiq_core::store::{AckRequest, EnqueueRequest, JobStore, WaitForJobRequest, WaitForWorkRequest};
 use flexiq_core::{EnqueueOptions, NewJob};
 
 use crate::common::{admin, claim, completes, drop_schema, enqueue_n, fresh_schema, now_ms, open};
@@ -41,7 +41,9 @@ async fn woke_after(
 ) -> Duration {
     let w = waiter.clone();
     let handle = tokio::spawn(async move {
-        w.wait_for_work(&["q".to_string()], 10_000).await.unwrap();
+        w.wait_for_work(WaitForWorkRequest { queues: vec!["q".to_string()], timeout_ms: 10_000 })
+            .await
+            .unwrap();
         Instant::now()
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -78,14 +80,14 @@ async fn wait_for_work_returns_when_a_delayed_job_comes_due() {
     s.enqueue(EnqueueRequest { jobs: vec![j], max_pending: None, now }).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let t = Instant::now();
-    s.wait_for_work(&["q".to_string()], 5_000).await.unwrap();
+    s.wait_for_work(WaitForWorkRequest { queues: vec!["q".to_string()], timeout_ms: 5_000 }).await.unwrap();
     let d = t.elapsed();
     // Due about 500 ms from here, well before the 1 s poll.
     assert!(d >= Duration::from_millis(400) && d < Duration::from_millis(950), "returned after {d:?}");
     assert_eq!(claim(&s, "q", 5, "w", now_ms()).await.unwrap().len(), 1);
     // Nothing claimable: the wait blocks until its own timeout.
     let t = Instant::now();
-    s.wait_for_work(&["q".to_string()], 150).await.unwrap();
+    s.wait_for_work(WaitForWorkRequest { queues: vec!["q".to_string()], timeout_ms: 150 }).await.unwrap();
     assert!(t.elapsed() >= Duration::from_millis(140));
     drop_schema(&schema).await;
 }
@@ -101,12 +103,12 @@ async fn wait_for_job_wakes_on_another_stores_ack() {
     let id = got[0].job.id.clone();
     let a2 = a.clone();
     let handle = tokio::spawn(async move {
-        a2.wait_for_job(&id, 10_000).await.unwrap();
+        a2.wait_for_job(WaitForJobRequest { id, timeout_ms: 10_000 }).await.unwrap();
         Instant::now()
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     let t = Instant::now();
-    b.ack(completes(&got), now_ms()).await.unwrap();
+    b.ack(AckRequest { acks: completes(&got), now: now_ms() }).await.unwrap();
     let d = handle.await.unwrap().saturating_duration_since(t);
     assert!(d < Duration::from_millis(600), "woke {d:?} after the ack");
     drop_schema(&schema).await;

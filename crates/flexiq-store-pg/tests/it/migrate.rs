@@ -1,6 +1,6 @@
 //! Migrations: concurrent migrators, idempotence, restricted runtime roles, the contract floor.
 
-use flexiq_core::store::{Ack, AckKind, Inspect, JobStore, Schema};
+use flexiq_core::store::{Ack, AckKind, AckRequest, Inspect, JobStore, ListJobsRequest, Schema};
 use flexiq_core::{ErrorKind, CONTRACT_LEVEL};
 use flexiq_store_pg::{PgOptions, PgStore};
 
@@ -81,7 +81,7 @@ async fn runtime_role_without_create_runs_on_a_premigrated_schema() {
                     kind: AckKind::Complete { result: None },
                 })
                 .collect();
-            assert_eq!(s.ack(acks, now).await.unwrap().len(), 3);
+            assert_eq!(s.ack(AckRequest { acks, now }).await.unwrap().len(), 3);
             flexiq_core::Store::close(&s).await.unwrap();
         }
     }
@@ -137,6 +137,7 @@ async fn a_version_one_schema_upgrades_and_keeps_its_jobs() {
     assert!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied.is_empty());
     let s = open(&schema, 2).await;
     enqueue_n(&s, "q", 3, now_ms()).await;
-    assert_eq!(s.list_jobs(&Default::default(), 10, 0).await.unwrap().len(), 3);
+    let all = ListJobsRequest { filter: Default::default(), limit: 10, offset: 0 };
+    assert_eq!(s.list_jobs(all).await.unwrap().len(), 3);
     drop_schema(&schema).await;
 }

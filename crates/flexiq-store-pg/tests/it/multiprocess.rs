@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use flexiq_core::store::{Inspect, JobStore};
+use flexiq_core::store::{AckRequest, Inspect, JobStore, WaitForWorkRequest};
 use flexiq_core::AckOutcome;
 
 use crate::common::{claim, completes, drop_schema, enqueue_n, fresh_schema, now_ms, open, tally};
@@ -24,10 +24,12 @@ async fn worker(schema: &str) {
             if st.pending == 0 && st.running == 0 {
                 break;
             }
-            s.wait_for_work(&["q".to_string()], 50).await.unwrap();
+            s.wait_for_work(WaitForWorkRequest { queues: vec!["q".to_string()], timeout_ms: 50 })
+                .await
+                .unwrap();
             continue;
         }
-        let outcomes = s.ack(completes(&got), now_ms()).await.unwrap();
+        let outcomes = s.ack(AckRequest { acks: completes(&got), now: now_ms() }).await.unwrap();
         acked += outcomes.iter().filter(|o| **o == AckOutcome::Acknowledged).count();
     }
     println!("acked={acked}");

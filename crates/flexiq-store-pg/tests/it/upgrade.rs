@@ -1,7 +1,7 @@
 //! Upgrades from earlier schema versions keep their data: a schema is built at an old version
 //! from the embedded migration files, filled by hand, then migrated by this build.
 
-use flexiq_core::store::{Ack, AckKind, Inspect, JobStore};
+use flexiq_core::store::{Ack, AckKind, AckRequest, Inspect, JobStore, ListArchivedRequest};
 use flexiq_core::{AckOutcome, JobId, JobStatus};
 use flexiq_store_pg::PgStore;
 
@@ -63,11 +63,14 @@ async fn upgrading_from_version_3_keeps_running_and_archived_jobs() {
     let fence = j.fence().expect("a running job has a fence");
     assert_eq!((fence.attempt, fence.started_at, fence.claim_seq), (2, started, 2));
     let done = Ack { job_id: id.clone(), fence, kind: AckKind::Complete { result: None } };
-    assert_eq!(s.ack(vec![done], now_ms()).await.unwrap(), vec![AckOutcome::Acknowledged]);
+    assert_eq!(
+        s.ack(AckRequest { acks: vec![done], now: now_ms() }).await.unwrap(),
+        vec![AckOutcome::Acknowledged]
+    );
     assert_eq!(s.get(&id).await.unwrap().unwrap().status, JobStatus::Completed);
     let st = s.stats(None).await.unwrap();
     assert_eq!((st.running, st.completed), (0, 1), "the ack moved the count");
-    let old = s.list_archived(10, 0).await.unwrap();
+    let old = s.list_archived(ListArchivedRequest { limit: 10, offset: 0 }).await.unwrap();
     assert_eq!(old.len(), 1);
     assert_eq!((old[0].attempt, old[0].claim_seq), (3, 3));
     flexiq_core::Store::close(&s).await.unwrap();

@@ -14,7 +14,7 @@ while n < limit do
     local o = load(id)
     if not o then
       redis.call('ZREM', B .. ':fin', id)
-    elseif mode == 'archive' or o.st == 2 then
+    elseif mode == 'archive' or o.st == ST.completed then
       local m = pad(o.c) .. '|' .. id
       redis.call('ZREM', B .. ':ix:s:' .. o.st, m)
       redis.call('ZREM', ix_sq(o.st, o.q), m)

@@ -7,6 +7,8 @@
 -- reads it), started_at = now.
 -- ARGV: now, limit, worker, nqueues, queue ...
 local now = tonumber(ARGV[1])
+-- The running status code as stored (hash fields and index keys are strings).
+local RUNNING = tostring(ST.running)
 local limit = tonumber(ARGV[2])
 local worker = ARGV[3]
 local nq = tonumber(ARGV[4])
@@ -34,7 +36,7 @@ for _, q in ipairs(queues) do
     local allow = limit
     local cfg = redis.call('HMGET', B .. ':qc:' .. q, 'conc', 'rc', 'rp')
     if cfg[1] then
-      local running = tonumber(redis.call('HGET', B .. ':cnt:' .. q, '1') or '0')
+      local running = tonumber(redis.call('HGET', B .. ':cnt:' .. q, RUNNING) or '0')
       allow = math.min(allow, tonumber(cfg[1]) - running)
     end
     if cfg[2] and allow > 0 then
@@ -80,31 +82,31 @@ local out = {}
 local fields = { unpack(JOB_FIELDS) }
 fields[#fields + 1] = 'v'
 local at = ARGV[1]
-local running, hb = B .. ':ix:s:1', B .. ':hb'
+local running, hb = B .. ':ix:s:' .. RUNNING, B .. ':hb'
 for k = 1, math.min(limit, #cands) do
   local c = cands[k]
   local key = B .. ':j:' .. c.id
   local f = redis.call('HMGET', key, unpack(fields))
   local st = f[5]
   acc('ZREM', B .. ':rd:' .. c.q, c.m)
-  if st == '0' or st == '6' then
+  if CLAIMABLE[tonumber(st)] then
     local a = string.format('%d', (tonumber(f[6]) or 0) + 1)
     local cs = string.format('%d', (tonumber(f[27]) or tonumber(f[6]) or 0) + 1)
     local ver = string.format('%d', (tonumber(f[28]) or 0) + 1)
-    redis.call('HSET', key, 'st', '1', 'sa', at, 'hb', at, 'w', worker, 'a', a, 'cs', cs, 'v', ver)
+    redis.call('HSET', key, 'st', RUNNING, 'sa', at, 'hb', at, 'w', worker, 'a', a, 'cs', cs, 'v', ver)
     local m = pads(f[10]) .. '|' .. c.id
     acc('ZREM', B .. ':ix:s:' .. st, m)
     acc('ZADD', running, '0', m)
     acc('ZREM', ix_sq(st, f[1]), m)
-    acc('ZADD', ix_sq(1, f[1]), '0', m)
+    acc('ZADD', ix_sq(RUNNING, f[1]), '0', m)
     acc('ZREM', ix_st(st, f[2]), m)
-    acc('ZADD', ix_st(1, f[2]), '0', m)
+    acc('ZADD', ix_st(RUNNING, f[2]), '0', m)
     acc('ZADD', hb, at, c.id)
     local cnt = B .. ':cnt:' .. f[1]
     delta(cnt, st, -1)
-    delta(cnt, '1', 1)
+    delta(cnt, RUNNING, 1)
     if buckets[c.q] then buckets[c.q].used = buckets[c.q].used + 1 end
-    f[5], f[6], f[12], f[13], f[15], f[27], f[28] = '1', a, at, at, worker, cs, nil
+    f[5], f[6], f[12], f[13], f[15], f[27], f[28] = RUNNING, a, at, at, worker, cs, nil
     out[#out + 1] = c.id
     out[#out + 1] = f
   end

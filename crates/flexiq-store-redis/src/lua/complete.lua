@@ -8,7 +8,9 @@
 -- Returns one code per job: 1 completed, 0 superseded, 2 left for the general path.
 local at = ARGV[1]
 local njobs = tonumber(ARGV[2])
-local running, done = B .. ':ix:s:1', B .. ':ix:s:2'
+-- The two status codes involved, as stored (hash fields and index keys are strings).
+local RUNNING, COMPLETED = tostring(ST.running), tostring(ST.completed)
+local running, done = B .. ':ix:s:' .. RUNNING, B .. ':ix:s:' .. COMPLETED
 local hb, fin, metrics = B .. ':hb', B .. ':fin', B .. ':metrics'
 -- A batch's jobs mostly share a few task and queue names: each is encoded once.
 local encoded = {}
@@ -26,7 +28,7 @@ for k = 1, njobs do
   local id = ARGV[i]
   local key = B .. ':j:' .. id
   local v = redis.call('HMGET', key, 'st', 'a', 'sa', 'v', 'q', 't', 'c', 'u', 'cs')
-  if v[1] ~= '1' or tonumber(v[2]) ~= tonumber(ARGV[i + 1]) or tonumber(v[3]) ~= tonumber(ARGV[i + 2])
+  if v[1] ~= RUNNING or tonumber(v[2]) ~= tonumber(ARGV[i + 1]) or tonumber(v[3]) ~= tonumber(ARGV[i + 2])
     or tonumber(v[9] or v[2]) ~= tonumber(ARGV[i + 3]) then
     out[k] = 0
   elseif redis.call('EXISTS', B .. ':dep:' .. id) == 1 then
@@ -34,23 +36,23 @@ for k = 1, njobs do
   else
     local ver = string.format('%d', (tonumber(v[4]) or 0) + 1)
     if ARGV[i + 6] == '1' then
-      redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver, 'res', ARGV[i + 7])
+      redis.call('HSET', key, 'st', COMPLETED, 'f', at, 'v', ver, 'res', ARGV[i + 7])
     else
-      redis.call('HSET', key, 'st', '2', 'f', at, 'v', ver)
+      redis.call('HSET', key, 'st', COMPLETED, 'f', at, 'v', ver)
     end
     redis.call('HDEL', key, 'w', 'hb')
     local m = pads(v[7]) .. '|' .. id
     acc('ZREM', running, m)
     acc('ZADD', done, '0', m)
-    acc('ZREM', ix_sq(1, v[5]), m)
-    acc('ZADD', ix_sq(2, v[5]), '0', m)
-    acc('ZREM', ix_st(1, v[6]), m)
-    acc('ZADD', ix_st(2, v[6]), '0', m)
+    acc('ZREM', ix_sq(RUNNING, v[5]), m)
+    acc('ZADD', ix_sq(COMPLETED, v[5]), '0', m)
+    acc('ZREM', ix_st(RUNNING, v[6]), m)
+    acc('ZADD', ix_st(COMPLETED, v[6]), '0', m)
     acc('ZREM', hb, id)
     acc('ZADD', fin, at, id)
     local cnt = B .. ':cnt:' .. v[5]
-    delta(cnt, '1', -1)
-    delta(cnt, '2', 1)
+    delta(cnt, RUNNING, -1)
+    delta(cnt, COMPLETED, 1)
     if v[8] and redis.call('HGET', B .. ':uniq', v[8]) == id then
       redis.call('HDEL', B .. ':uniq', v[8])
     end

@@ -1,6 +1,11 @@
 -- Inserts a batch of jobs atomically: revoked tasks, unique keys, dependencies and the
 -- admission cap are all checked before anything is written. A revoked task refuses the whole
 -- batch with `FLEXIQ_REVOKED <task>` (`error.rs` makes it `TaskRevoked`).
+-- Where a job with dependencies starts is decided in Rust (`flexiq_core::start`): the script
+-- reads the dependencies' statuses, atomically with the insert, and applies `DEP`, Rust's verdict
+-- per status code, as `starting` folds it. A failed dependency ('f'; the first in order is
+-- named): the job is inserted waiting and cancelled at once, as `Event::DependencyFailed` cancels
+-- a waiting job. Else an open one ('o'): it waits. Else it is pending.
 -- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
@@ -53,9 +58,9 @@ for _, j in ipairs(jobs) do
     end
   end
   if not j.dup then
-    j.st = 0
+    j.st = ST.pending
     if j.d and j.d ~= '' then
-      local waiting, failed = false, nil
+      local open, failed = false, nil
       for dep in string.gmatch(j.d, '[^,]+') do
         local dst
         if batch[dep] then
@@ -67,27 +72,30 @@ for _, j in ipairs(jobs) do
         if not dst then
           return redis.error_reply('FLEXIQ_INVALID dependency ' .. dep .. ' of job ' .. j.id .. ' not found')
         end
-        if dst == 3 or dst == 4 or dst == 5 then
+        local class = DEP[dst]
+        if class == 'f' then
           failed = failed or dep
-        elseif dst ~= 2 then
-          waiting = true
+        elseif class == 'o' then
+          open = true
         end
       end
+      if failed or open then j.st = ST.waiting end
       if failed then
-        j.st = 5
+        -- `Event::DependencyFailed` on the waiting job: cancelled, finished now, the dependency
+        -- named in its error (the fields below); its status is what later jobs of the batch
+        -- depending on it read.
+        j.st = ST.cancelled
         j.fail = failed
-      elseif waiting then
-        j.st = 7
       end
     end
-    if j.st == 0 then adds[j.q] = (adds[j.q] or 0) + 1 end
+    if j.st == ST.pending then adds[j.q] = (adds[j.q] or 0) + 1 end
     batch[j.id] = j
   end
 end
 
 if cap then
   for q, n in pairs(adds) do
-    local pending = tonumber(redis.call('HGET', B .. ':cnt:' .. q, '0') or '0')
+    local pending = tonumber(redis.call('HGET', B .. ':cnt:' .. q, ST.pending) or '0')
     if pending + n > cap then
       return redis.error_reply('FLEXIQ_FULL ' .. pending .. ' ' .. cap .. ' ' .. q)
     end
@@ -109,7 +117,7 @@ local at = ARGV[1]
 local created = pad(now)
 local queues = {}
 local fresh, fresh_order = {}, {}
-local pending = B .. ':ix:s:0'
+local pending = B .. ':ix:s:' .. ST.pending
 for _, j in ipairs(jobs) do
   if j.dup then
     out[#out + 1] = j.dup
@@ -132,13 +140,13 @@ for _, j in ipairs(jobs) do
     local m = created .. '|' .. j.id
     acc('ZADD', B .. ':ix:q:' .. j.q, '0', m)
     acc('ZADD', B .. ':ix:t:' .. j.t, '0', m)
-    if j.u and j.st ~= 5 then redis.call('HSET', B .. ':uniq', j.u, j.id) end
+    if j.u and not j.fail then redis.call('HSET', B .. ':uniq', j.u, j.id) end
     if j.d and j.d ~= '' then
       for dep in string.gmatch(j.d, '[^,]+') do
         acc('SADD', B .. ':dep:' .. dep, j.id)
       end
     end
-    if j.st == 0 then
+    if j.st == ST.pending then
       -- The common case, written directly: a new pending job, ready or delayed.
       if j.r <= now then
         acc('ZADD', B .. ':rd:' .. j.q, string.format('%d', -j.pr), rmem(j.r, j.id))
@@ -147,8 +155,8 @@ for _, j in ipairs(jobs) do
         acc('ZADD', B .. ':dy:' .. j.q, ARGV[j.at + 5], j.id)
       end
       acc('ZADD', pending, '0', m)
-      acc('ZADD', ix_sq(0, j.q), '0', m)
-      acc('ZADD', ix_st(0, j.t), '0', m)
+      acc('ZADD', ix_sq(ST.pending, j.q), '0', m)
+      acc('ZADD', ix_st(ST.pending, j.t), '0', m)
       if not fresh[j.q] then
         fresh[j.q] = 0
         fresh_order[#fresh_order + 1] = j.q
@@ -171,7 +179,7 @@ flush()
 -- queue, so any queue with a pending job already joined it when its first job was counted.
 for _, q in ipairs(fresh_order) do
   local n = fresh[q]
-  if redis.call('HINCRBY', B .. ':cnt:' .. q, '0', n) == n and not queues[q] then
+  if redis.call('HINCRBY', B .. ':cnt:' .. q, ST.pending, n) == n and not queues[q] then
     redis.call('SADD', B .. ':queues', q)
   end
 end

@@ -5,13 +5,14 @@
 -- one `HSET` of its values under their field names, per index key one `ZADD` per chunk of
 -- members, per queue one pending-count increment (joining the queue set when the count rises
 -- from zero, as `enqueue.lua` does), and the wake-up tokens.
--- It runs without the prelude; every key is built from KEYS[1], the namespace base, the one
--- declared key, and so shares its Cluster slot.
+-- It runs with the generated status header (`ST`) but without the prelude; every key is built
+-- from KEYS[1], the namespace base, the one declared key, and so shares its Cluster slot.
 -- ARGV: now, ntasks, task ..., njobs, per job (id, queue, task, payload,
 -- priority, max_retries, backoff_base, backoff_max, run_at, nextra, field, value ...),
 -- nindexes, per index (key suffix, scored ('0' / '1'), n, then n members, or n score-member
 -- pairs when scored) ..., nqueues, (queue, count) ..., nwake, (score, member) ...
 local B = KEYS[1]
+local PENDING = tostring(ST.pending)
 local at = ARGV[1]
 local i = 2
 local ntasks = tonumber(ARGV[i])
@@ -28,7 +29,7 @@ i = i + ntasks
 local njobs = tonumber(ARGV[i])
 i = i + 1
 for _ = 1, njobs do
-  local f = { 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3], 'pr', ARGV[i + 4], 'st', '0', 'a', '0',
+  local f = { 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3], 'pr', ARGV[i + 4], 'st', PENDING, 'a', '0',
     'mr', ARGV[i + 5], 'bb', ARGV[i + 6], 'bm', ARGV[i + 7], 'c', at, 'r', ARGV[i + 8], 'v', '1' }
   local nextra = tonumber(ARGV[i + 9])
   for k = 1, 2 * nextra do
@@ -59,7 +60,7 @@ local nqueues = tonumber(ARGV[i])
 i = i + 1
 for _ = 1, nqueues do
   local q = ARGV[i]
-  if redis.call('HINCRBY', B .. ':cnt:' .. q, '0', ARGV[i + 1]) == tonumber(ARGV[i + 1]) then
+  if redis.call('HINCRBY', B .. ':cnt:' .. q, PENDING, ARGV[i + 1]) == tonumber(ARGV[i + 1]) then
     redis.call('SADD', B .. ':queues', q)
   end
   i = i + 2

@@ -1,11 +1,9 @@
 -- Shared by every flexiq script. KEYS[1], the one declared key, is the namespace base
 -- `{prefix:namespace}`; every key a script touches is built from it, so all share its hash tag
 -- and its Cluster slot (Redis Cluster accepts undeclared keys of the declared keys' slot).
--- Status codes: 0 pending, 1 running, 2 completed, 3 failed, 4 dead, 5 cancelled,
--- 6 suspended, 7 waiting.
+-- Status codes are spelled through the generated header before this prelude (`scripts.rs`):
+-- `ST.pending` and so on, the `CLAIMABLE` and `TERMINAL` sets, and `DEP`.
 local B = KEYS[1]
-local CLAIMABLE = { [0] = true, [6] = true }
-local TERMINAL = { [2] = true, [3] = true, [4] = true, [5] = true }
 -- Ids of jobs this script made claimable (the first 64), one wake-up token each.
 local WAKE = {}
 -- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
@@ -107,7 +105,7 @@ local function reindex(id, o, n, now)
     acc('ZADD', ix_sq(n.st, n.q), 0, m)
     acc('ZADD', ix_st(n.st, n.t), 0, m)
     delta(cnt, n.st, 1)
-    if o.st == 1 then
+    if o.st == ST.running then
       acc('ZREM', B .. ':hb', id)
     end
     if TERMINAL[n.st] then
@@ -117,7 +115,7 @@ local function reindex(id, o, n, now)
       end
     end
   end
-  if n.st == 1 and (o.st ~= 1 or o.hb ~= n.hb) then
+  if n.st == ST.running and (o.st ~= ST.running or o.hb ~= n.hb) then
     acc('ZADD', B .. ':hb', n.hb or n.sa, id)
   end
 end

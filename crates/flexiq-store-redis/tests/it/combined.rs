@@ -3,7 +3,8 @@
 //! before they existed.
 
 use flexiq_core::store::{
-    Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore, Maintenance, Schema,
+    Ack, AckKind, AckRequest, ArchiveTerminalRequest, ClaimRequest, EnqueueRequest, Inspect, JobStore,
+    ListJobsAfterRequest, ListJobsRequest, Maintenance, Schema,
 };
 use flexiq_core::{EnqueueOptions, JobFilter, JobId, JobStatus, NewJob};
 use flexiq_store_redis::RedisStore;
@@ -26,7 +27,10 @@ fn filter(status: JobStatus, queue: Option<&str>, task: Option<&str>) -> JobFilt
 async fn listed(s: &RedisStore, f: &JobFilter) -> Vec<JobId> {
     let (mut out, mut after) = (Vec::new(), None);
     loop {
-        let page = s.list_jobs_after(f, 3, after.as_deref()).await.unwrap();
+        let page = s
+            .list_jobs_after(ListJobsAfterRequest { filter: f.clone(), limit: 3, after: after.clone() })
+            .await
+            .unwrap();
         out.extend(page.items.into_iter().map(|j| j.id));
         match page.next_cursor {
             Some(c) => after = Some(c),
@@ -66,7 +70,8 @@ async fn setup(s: &RedisStore) -> Vec<JobId> {
 
 /// What a full listing filtered in memory returns for `f`.
 async fn expected(s: &RedisStore, f: &JobFilter) -> Vec<JobId> {
-    let all = s.list_jobs(&JobFilter::default(), 1_000, 0).await.unwrap();
+    let all =
+        s.list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 1_000, offset: 0 }).await.unwrap();
     all.into_iter().filter(|j| f.matches(j)).map(|j| j.id).collect()
 }
 
@@ -90,7 +95,7 @@ async fn combined_listings_follow_every_status_change_and_the_archive() {
             kind: AckKind::Fail { error: "x".into(), retryable: false },
         }))
         .collect();
-    s.ack(acks, NOW + 10).await.unwrap();
+    s.ack(AckRequest { acks, now: NOW + 10 }).await.unwrap();
     let shapes =
         [(Some("qa"), None), (Some("qb"), None), (None, Some("ta")), (None, Some("tb")), (None, Some("tc"))];
     for st in [JobStatus::Pending, JobStatus::Running, JobStatus::Completed, JobStatus::Failed] {
@@ -101,16 +106,31 @@ async fn combined_listings_follow_every_status_change_and_the_archive() {
     }
     assert_eq!(listed(&s, &filter(JobStatus::Running, Some("qa"), None)).await.len(), 1);
     // No filter merges the status indexes: pages of 3 from four of them, in one order.
-    let all: Vec<JobId> =
-        s.list_jobs(&JobFilter::default(), 1_000, 0).await.unwrap().into_iter().map(|j| j.id).collect();
+    let all: Vec<JobId> = s
+        .list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 1_000, offset: 0 })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
     assert_eq!(all.len(), 12);
     assert_eq!(listed(&s, &JobFilter::default()).await, all);
     for offset in [0, 2, 5, 11] {
-        let page: Vec<JobId> =
-            s.list_jobs(&JobFilter::default(), 3, offset).await.unwrap().into_iter().map(|j| j.id).collect();
+        let page: Vec<JobId> = s
+            .list_jobs(ListJobsRequest { filter: JobFilter::default(), limit: 3, offset })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|j| j.id)
+            .collect();
         assert_eq!(page, all[offset as usize..(offset as usize + 3).min(12)], "offset {offset}");
     }
-    assert_eq!(s.archive_terminal(NOW + 1_000, 100, NOW + 1_000).await.unwrap(), 3);
+    assert_eq!(
+        s.archive_terminal(ArchiveTerminalRequest { cutoff_ms: NOW + 1_000, limit: 100, now: NOW + 1_000 })
+            .await
+            .unwrap(),
+        3
+    );
     let left = combined_keys(&c, &h, "combined").await;
     assert!(
         left.iter().all(|k| k.contains(":sq:0:")

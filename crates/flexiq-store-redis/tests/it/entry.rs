@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use flexiq_core::store::{ClaimRequest, EnqueueRequest, Inspect, JobStore, QueueControl};
+use flexiq_core::store::{
+    CancelRequest, ClaimRequest, EnqueueRequest, Inspect, JobStore, QueueControl, WaitForJobRequest,
+    WaitForWorkRequest,
+};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_redis::{RedisOptions, RedisStore};
 
@@ -81,12 +84,12 @@ async fn an_idle_claimer_wakes_on_an_enqueue_from_another_connection() {
     let h = RedisHarness::new();
     let producer = h.store("wake").await.unwrap();
     let consumer = h.store("wake").await.unwrap();
-    consumer.wait_for_work(&[], 1).await.unwrap();
+    consumer.wait_for_work(WaitForWorkRequest { queues: vec![], timeout_ms: 1 }).await.unwrap();
     let waiter = tokio::spawn({
         let consumer = consumer.clone();
         async move {
             let start = Instant::now();
-            consumer.wait_for_work(&[], 20_000).await.unwrap();
+            consumer.wait_for_work(WaitForWorkRequest { queues: vec![], timeout_ms: 20_000 }).await.unwrap();
             start.elapsed()
         }
     });
@@ -108,7 +111,7 @@ async fn wait_for_work_returns_when_a_delayed_job_comes_due() {
     let now = wall();
     s.enqueue(EnqueueRequest { jobs: vec![job(now, Some(300))], max_pending: None, now }).await.unwrap();
     let start = Instant::now();
-    s.wait_for_work(&["default".to_string()], 20_000).await.unwrap();
+    s.wait_for_work(WaitForWorkRequest { queues: vec!["default".into()], timeout_ms: 20_000 }).await.unwrap();
     assert!(start.elapsed() < Duration::from_secs(10), "waited {:?}", start.elapsed());
     let got =
         s.claim(ClaimRequest { queues: vec![], limit: 1, worker_id: "w".into(), now: wall() }).await.unwrap();
@@ -131,12 +134,12 @@ async fn wait_for_job_wakes_on_a_change_from_another_connection() {
         let id = id.clone();
         async move {
             let start = Instant::now();
-            a.wait_for_job(&id, 20_000).await.unwrap();
+            a.wait_for_job(WaitForJobRequest { id, timeout_ms: 20_000 }).await.unwrap();
             start.elapsed()
         }
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(b.cancel(&id, now).await.unwrap());
+    assert!(b.cancel(CancelRequest { id, now }).await.unwrap());
     assert!(watcher.await.unwrap() < Duration::from_secs(10));
     h.cleanup_now().await;
 }

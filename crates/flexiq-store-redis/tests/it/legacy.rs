@@ -2,7 +2,10 @@
 //! their claim sequence: fences of such a running job still match on every fenced write, and
 //! the next claim continues from the attempt.
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, History, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, HeartbeatRequest, History, JobStore,
+    SetProgressRequest,
+};
 use flexiq_core::{AckOutcome, ClaimedJob, EnqueueOptions, Fence, JobId, JobStatus, NewJob};
 use flexiq_store_redis::RedisStore;
 use fred::prelude::*;
@@ -57,10 +60,19 @@ async fn a_hash_without_claim_seq_reads_its_attempt_and_keeps_its_fence() {
     assert_eq!(fence, Fence { attempt: 2, started_at: claimed.fence.started_at, claim_seq: 2 });
 
     let stale = Fence { claim_seq: 3, ..fence };
-    let hb = s.heartbeat(vec![(id.clone(), stale), (id.clone(), fence)], NOW + 1).await.unwrap();
+    let hb = s
+        .heartbeat(HeartbeatRequest { jobs: vec![(id.clone(), stale), (id.clone(), fence)], now: NOW + 1 })
+        .await
+        .unwrap();
     assert_eq!((hb[0].outcome, hb[1].outcome), (AckOutcome::Superseded, AckOutcome::Acknowledged));
-    assert_eq!(s.set_progress(&id, stale, 10.0).await.unwrap(), AckOutcome::Superseded);
-    assert_eq!(s.set_progress(&id, fence, 50.0).await.unwrap(), AckOutcome::Acknowledged);
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: id.clone(), fence: stale, progress: 10.0 }).await.unwrap(),
+        AckOutcome::Superseded
+    );
+    assert_eq!(
+        s.set_progress(SetProgressRequest { id: id.clone(), fence, progress: 50.0 }).await.unwrap(),
+        AckOutcome::Acknowledged
+    );
 
     // A retryable failure goes through the general path, which reads the same default.
     let fail = |f: Fence| Ack {
@@ -68,8 +80,14 @@ async fn a_hash_without_claim_seq_reads_its_attempt_and_keeps_its_fence() {
         fence: f,
         kind: AckKind::Fail { error: "boom".into(), retryable: true },
     };
-    assert_eq!(s.ack(vec![fail(stale)], NOW + 2).await.unwrap(), vec![AckOutcome::Superseded]);
-    assert_eq!(s.ack(vec![fail(fence)], NOW + 2).await.unwrap(), vec![AckOutcome::Acknowledged]);
+    assert_eq!(
+        s.ack(AckRequest { acks: vec![fail(stale)], now: NOW + 2 }).await.unwrap(),
+        vec![AckOutcome::Superseded]
+    );
+    assert_eq!(
+        s.ack(AckRequest { acks: vec![fail(fence)], now: NOW + 2 }).await.unwrap(),
+        vec![AckOutcome::Acknowledged]
+    );
     let job = s.get(&id).await.unwrap().unwrap();
     assert_eq!((job.status, job.attempt, job.claim_seq), (JobStatus::Pending, 2, 2));
 
@@ -94,8 +112,14 @@ async fn a_plain_completion_of_a_hash_without_claim_seq_checks_the_attempt_in_it
     let done = |f: Fence| Ack { job_id: id.clone(), fence: f, kind: AckKind::Complete { result: None } };
     // The claim's own fence (claim_seq 1) no longer matches the attempt the hash now holds.
     let wrong = Fence { attempt: 4, ..claimed.fence };
-    assert_eq!(s.ack(vec![done(wrong)], NOW + 1).await.unwrap(), vec![AckOutcome::Superseded]);
-    assert_eq!(s.ack(vec![done(fence)], NOW + 1).await.unwrap(), vec![AckOutcome::Acknowledged]);
+    assert_eq!(
+        s.ack(AckRequest { acks: vec![done(wrong)], now: NOW + 1 }).await.unwrap(),
+        vec![AckOutcome::Superseded]
+    );
+    assert_eq!(
+        s.ack(AckRequest { acks: vec![done(fence)], now: NOW + 1 }).await.unwrap(),
+        vec![AckOutcome::Acknowledged]
+    );
     assert_eq!(s.get(&id).await.unwrap().unwrap().status, JobStatus::Completed);
     let _ = c.quit().await;
     h.cleanup_now().await;

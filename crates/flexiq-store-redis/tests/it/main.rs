@@ -11,3 +11,4 @@ mod legacy;
 mod plain;
 mod reliability;
 mod revoke;
+mod start;

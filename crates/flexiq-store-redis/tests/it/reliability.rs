@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, History, Inspect, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, GetMetricsRequest, History, Inspect, JobStore,
+    ReleaseStaleRequest, WaitForWorkRequest,
+};
 use flexiq_core::{EnqueueOptions, Error, NewJob, Store};
 use flexiq_store_redis::{RedisOptions, RedisStore};
 
@@ -128,8 +131,9 @@ async fn every_job_completes_exactly_once_across_a_server_crash() {
                     Err(e) => panic!("claim: {e}"),
                 };
                 if claimed.is_empty() {
-                    let _ = store.release_stale(1_000, wall()).await;
-                    let _ = store.wait_for_work(&[], 50).await;
+                    let _ =
+                        store.release_stale(ReleaseStaleRequest { stale_after_ms: 1_000, now: wall() }).await;
+                    let _ = store.wait_for_work(WaitForWorkRequest { queues: vec![], timeout_ms: 50 }).await;
                     continue;
                 }
                 let acks: Vec<Ack> = claimed
@@ -140,7 +144,7 @@ async fn every_job_completes_exactly_once_across_a_server_crash() {
                         kind: AckKind::Complete { result: Some(c.job.payload.clone()) },
                     })
                     .collect();
-                let outcomes = retrying(|| store.ack(acks.clone(), wall())).await;
+                let outcomes = retrying(|| store.ack(AckRequest { acks: acks.clone(), now: wall() })).await;
                 acked.fetch_add(outcomes.len() as u64, Ordering::AcqRel);
             }
         }));
@@ -171,7 +175,8 @@ async fn every_job_completes_exactly_once_across_a_server_crash() {
 
     let stats = retrying(|| store.stats(None)).await;
     assert_eq!((stats.completed, stats.total()), (JOBS as u64, JOBS as u64), "{stats:?}");
-    let metrics = retrying(|| store.get_metrics(0, Some("work"))).await;
+    let metrics =
+        retrying(|| store.get_metrics(GetMetricsRequest { since_ms: 0, task: Some("work".into()) })).await;
     let successes = metrics.iter().filter(|m| m.success).count();
     assert_eq!(successes, JOBS, "each job completes exactly once");
     for id in &ids {

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, Inspect, JobStore};
+use flexiq_core::store::{Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, Inspect, JobStore};
 use flexiq_core::{JobId, JobStatus, Store};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -50,7 +50,7 @@ async fn run_jobs(s: &SqliteStore, n: usize) -> Vec<Expected> {
             acks.push(Ack { job_id: c.job.id, fence: c.fence, kind });
             settled += 1;
         }
-        s.ack(acks, T0 + 1).await.unwrap();
+        s.ack(AckRequest { acks, now: T0 + 1 }).await.unwrap();
     }
     expected
 }

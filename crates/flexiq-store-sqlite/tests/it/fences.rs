@@ -2,7 +2,9 @@
 //! one UPDATE, jobs with dependents one by one) and an ack batch of many plain completions (one
 //! UPDATE) each honour it, job by job.
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, HeartbeatRequest, JobStore, RequeueRequest,
+};
 use flexiq_core::{AckOutcome, EnqueueOptions, JobStatus, NewJob};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -30,7 +32,7 @@ async fn batched_claims_and_completions_each_check_the_claim_sequence() {
     assert!(first.iter().all(|c| c.fence.claim_seq == 1 && c.job.claim_seq == 1));
     // Hand every job back and claim them all again in the same millisecond.
     for c in &first {
-        assert!(s.requeue(&c.job.id, T0).await.unwrap());
+        assert!(s.requeue(RequeueRequest { id: c.job.id.clone(), now: T0 }).await.unwrap());
     }
     let second = s.claim(claim(10, T0)).await.unwrap();
     assert_eq!(second.len(), 5);
@@ -48,7 +50,7 @@ async fn batched_claims_and_completions_each_check_the_claim_sequence() {
             Ack { job_id: c.job.id.clone(), fence, kind: AckKind::Complete { result: Some(b"r".to_vec()) } }
         })
         .collect();
-    let out = s.ack(acks, T0 + 1).await.unwrap();
+    let out = s.ack(AckRequest { acks, now: T0 + 1 }).await.unwrap();
     for (c, outcome) in second.iter().zip(&out) {
         let job = s.get(&c.job.id).await.unwrap().unwrap();
         if stale.contains(&c.job.id) {
@@ -65,7 +67,7 @@ async fn batched_claims_and_completions_each_check_the_claim_sequence() {
         .map(|id| (id.clone(), first.iter().find(|f| &f.job.id == id).unwrap().fence))
         .chain(second.iter().filter(|c| stale.contains(&c.job.id)).map(|c| (c.job.id.clone(), c.fence)))
         .collect();
-    let replies = s.heartbeat(beats, T0 + 2).await.unwrap();
+    let replies = s.heartbeat(HeartbeatRequest { jobs: beats, now: T0 + 2 }).await.unwrap();
     let outcomes: Vec<_> = replies.iter().map(|r| r.outcome).collect();
     assert_eq!(
         outcomes,

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use flexiq_core::store::{Ack, AckKind, ClaimRequest, EnqueueRequest, JobStore, Maintenance, Schema};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, ArchiveTerminalRequest, ClaimRequest, EnqueueRequest, JobStore, Maintenance,
+    Schema,
+};
 use flexiq_core::{AckOutcome, JobId, JobStatus, Store};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -52,7 +55,8 @@ async fn a_version_2_file_migrates_claim_seq_and_its_running_job_acks_with_the_f
     let c = claim_one(&s, "a", T0).await;
     assert_eq!(c.job.id, ids[0]);
     let fail = AckKind::Fail { error: "boom".into(), retryable: true };
-    s.ack(vec![Ack { job_id: c.job.id.clone(), fence: c.fence, kind: fail }], T0 + 1).await.unwrap();
+    let acks = vec![Ack { job_id: c.job.id.clone(), fence: c.fence, kind: fail }];
+    s.ack(AckRequest { acks, now: T0 + 1 }).await.unwrap();
     let later = T0 + 3_600_000;
     let running = claim_one(&s, "a", later).await;
     assert_eq!((running.job.id.clone(), running.fence.attempt), (ids[0].clone(), 2));
@@ -60,8 +64,10 @@ async fn a_version_2_file_migrates_claim_seq_and_its_running_job_acks_with_the_f
     let done = claim_one(&s, "b", later).await;
     assert_eq!(done.job.id, ids[1]);
     let complete = AckKind::Complete { result: Some(b"r".to_vec()) };
-    s.ack(vec![Ack { job_id: done.job.id.clone(), fence: done.fence, kind: complete }], later).await.unwrap();
-    assert_eq!(s.archive_terminal(later + 1, 10, later + 2).await.unwrap(), 1);
+    let acks = vec![Ack { job_id: done.job.id.clone(), fence: done.fence, kind: complete }];
+    s.ack(AckRequest { acks, now: later }).await.unwrap();
+    let archive = ArchiveTerminalRequest { cutoff_ms: later + 1, limit: 10, now: later + 2 };
+    assert_eq!(s.archive_terminal(archive).await.unwrap(), 1);
     s.close().await.unwrap();
 
     downgrade_to_version_2(&path);
@@ -91,7 +97,7 @@ async fn a_version_2_file_migrates_claim_seq_and_its_running_job_acks_with_the_f
         Ack { job_id: ids[0].clone(), fence: stale, kind: AckKind::Complete { result: None } },
         Ack { job_id: ids[0].clone(), fence, kind: AckKind::Complete { result: Some(b"after".to_vec()) } },
     ];
-    let out = s.ack(kinds.to_vec(), later + 5).await.unwrap();
+    let out = s.ack(AckRequest { acks: kinds.to_vec(), now: later + 5 }).await.unwrap();
     assert_eq!(out, vec![AckOutcome::Superseded, AckOutcome::Acknowledged]);
     assert_eq!(s.get_result(&ids[0]).await.unwrap().as_deref(), Some(&b"after"[..]));
 

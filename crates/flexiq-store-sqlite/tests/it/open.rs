@@ -87,7 +87,7 @@ fn open_needs_no_running_runtime() {
 
 #[tokio::test]
 async fn a_job_acked_twice_in_one_call_is_applied_once() {
-    use flexiq_core::store::{Ack, AckKind, ClaimRequest, History};
+    use flexiq_core::store::{Ack, AckKind, AckRequest, ClaimRequest, GetMetricsRequest, History};
     use flexiq_core::AckOutcome;
     let dir = tempfile::tempdir().unwrap();
     let s = SqliteStore::open(dir.path().join("acks.db"), SqliteOptions::default()).unwrap();
@@ -98,9 +98,9 @@ async fn a_job_acked_twice_in_one_call_is_applied_once() {
         .unwrap()
         .remove(0);
     let ack = Ack { job_id: c.job.id.clone(), fence: c.fence, kind: AckKind::Complete { result: None } };
-    let out = s.ack(vec![ack.clone(), ack], T0 + 5).await.unwrap();
+    let out = s.ack(AckRequest { acks: vec![ack.clone(), ack], now: T0 + 5 }).await.unwrap();
     assert_eq!(out, vec![AckOutcome::Acknowledged, AckOutcome::Superseded]);
-    let metrics = s.get_metrics(T0, None).await.unwrap();
+    let metrics = s.get_metrics(GetMetricsRequest { since_ms: T0, task: None }).await.unwrap();
     assert_eq!(metrics.len(), 1, "one execution, one metric row");
     assert_eq!(metrics[0].duration_ms, 5);
 }

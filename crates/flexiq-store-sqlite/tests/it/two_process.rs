@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use flexiq_core::store::{ClaimRequest, EnqueueRequest, JobStore};
+use flexiq_core::store::{ClaimRequest, EnqueueRequest, JobStore, WaitForWorkRequest};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::{job_on, T0};
@@ -68,7 +68,9 @@ async fn another_process_enqueue_wakes_a_waiting_claimer() {
             break got;
         }
         assert!(start.elapsed() < Duration::from_secs(20), "no job from the child process");
-        s.wait_for_work(&["wake".to_string()], 30_000).await.unwrap();
+        s.wait_for_work(WaitForWorkRequest { queues: vec!["wake".to_string()], timeout_ms: 30_000 })
+            .await
+            .unwrap();
     };
     let waited = start.elapsed();
     assert!(child.wait().unwrap().success());

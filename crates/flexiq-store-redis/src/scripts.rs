@@ -1,0 +1,185 @@
+//! The Lua scripts the store runs, assembled once per connection, with their SHA-1s.
+//!
+//! Every script starts with a header generated here from `flexiq_core`, so no script spells a
+//! status code or decides a rule core owns: `ST` names each status code (`ST.pending`, ...),
+//! `CLAIMABLE` and `TERMINAL` are the sets `JobStatus::is_claimable` and `is_terminal` describe,
+//! and `DEP` holds `DependencyClass::of` for each code (`'m'` met, `'o'` open, `'f'` failed), the
+//! verdict an enqueue applies to the dependency statuses it reads. The general scripts then carry
+//! `prelude.lua`'s shared helpers; `enqueue_plain.lua` runs with the header alone.
+
+use flexiq_core::start::DependencyClass;
+use flexiq_core::JobStatus;
+
+const PRELUDE: &str = include_str!("lua/prelude.lua");
+
+/// One script: its source (header and prelude included) and SHA-1.
+#[derive(Debug)]
+pub(crate) struct Script {
+    pub(crate) src: String,
+    pub(crate) sha: String,
+}
+
+impl Script {
+    /// A script with the generated header and the prelude.
+    fn new(header: &str, body: &str) -> Self {
+        Script::from_src(format!("{header}{PRELUDE}\n{body}"))
+    }
+
+    /// A script with the generated header only (it defines the rest it uses itself).
+    fn bare(header: &str, body: &str) -> Self {
+        Script::from_src(format!("{header}{body}"))
+    }
+
+    fn from_src(src: String) -> Self {
+        let sha = fred::util::sha1_hash(&src);
+        Script { src, sha }
+    }
+}
+
+/// Every script the store runs.
+#[derive(Debug)]
+pub(crate) struct Scripts {
+    pub(crate) enqueue: Script,
+    pub(crate) enqueue_plain: Script,
+    pub(crate) claim: Script,
+    pub(crate) commit: Script,
+    pub(crate) complete: Script,
+    pub(crate) archive: Script,
+    pub(crate) retention: Script,
+    pub(crate) small: Script,
+}
+
+impl Scripts {
+    pub(crate) fn new() -> Self {
+        let h = status_header();
+        Scripts {
+            enqueue: Script::new(&h, include_str!("lua/enqueue.lua")),
+            enqueue_plain: Script::bare(&h, include_str!("lua/enqueue_plain.lua")),
+            claim: Script::new(&h, include_str!("lua/claim.lua")),
+            commit: Script::new(&h, include_str!("lua/commit.lua")),
+            complete: Script::new(&h, include_str!("lua/complete.lua")),
+            archive: Script::new(&h, include_str!("lua/archive.lua")),
+            retention: Script::new(&h, include_str!("lua/retention.lua")),
+            small: Script::new(&h, include_str!("lua/small.lua")),
+        }
+    }
+
+    pub(crate) fn all(&self) -> [&Script; 8] {
+        [
+            &self.enqueue,
+            &self.enqueue_plain,
+            &self.claim,
+            &self.commit,
+            &self.complete,
+            &self.archive,
+            &self.retention,
+            &self.small,
+        ]
+    }
+}
+
+/// The Lua set `{ [code] = true, ... }` of the statuses `keep` selects.
+fn status_set(keep: fn(JobStatus) -> bool) -> String {
+    let codes: Vec<String> = JobStatus::ALL
+        .into_iter()
+        .filter(|st| keep(*st))
+        .map(|st| format!("[{}] = true", st.code()))
+        .collect();
+    format!("{{ {} }}", codes.join(", "))
+}
+
+/// The header every script starts with: status codes, the claimable and terminal sets and the
+/// dependency verdict per status code, all from `flexiq_core`.
+pub(crate) fn status_header() -> String {
+    let names: Vec<String> =
+        JobStatus::ALL.into_iter().map(|st| format!("{} = {}", st.as_str(), st.code())).collect();
+    let dep: Vec<String> = JobStatus::ALL
+        .into_iter()
+        .map(|st| format!("[{}] = '{}'", st.code(), DependencyClass::of(st).letter()))
+        .collect();
+    format!(
+        "-- Generated from flexiq_core::JobStatus and flexiq_core::start::DependencyClass.\n\
+         local ST = {{ {} }}\n\
+         local CLAIMABLE = {}\n\
+         local TERMINAL = {}\n\
+         local DEP = {{ {} }}\n",
+        names.join(", "),
+        status_set(JobStatus::is_claimable),
+        status_set(JobStatus::is_terminal),
+        dep.join(", "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// The entries `k = v` or `[k] = v` of the generated table `name`.
+    fn table(header: &str, name: &str) -> BTreeMap<String, String> {
+        let line = header
+            .lines()
+            .find(|l| l.starts_with(&format!("local {name} = {{")))
+            .unwrap_or_else(|| panic!("{name} in the header"));
+        let inner = &line[line.find('{').unwrap() + 1..line.rfind('}').unwrap()];
+        inner
+            .split(',')
+            .filter(|e| !e.trim().is_empty())
+            .map(|e| {
+                let (k, v) = e.split_once('=').unwrap();
+                (k.trim().trim_matches(['[', ']']).to_string(), v.trim().trim_matches('\'').to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_header_matches_job_status() {
+        let h = status_header();
+        let st = table(&h, "ST");
+        assert_eq!(st.len(), JobStatus::ALL.len());
+        for s in JobStatus::ALL {
+            assert_eq!(st[s.as_str()], s.code().to_string(), "{s}");
+        }
+        let claimable = table(&h, "CLAIMABLE");
+        let terminal = table(&h, "TERMINAL");
+        let dep = table(&h, "DEP");
+        for s in JobStatus::ALL {
+            let code = s.code().to_string();
+            assert_eq!(claimable.contains_key(&code), s.is_claimable(), "{s}");
+            assert_eq!(terminal.contains_key(&code), s.is_terminal(), "{s}");
+            assert_eq!(dep[&code], DependencyClass::of(s).letter().to_string(), "{s}");
+        }
+    }
+
+    /// Whether a line of Lua spells a status code where the generated names belong: a digit
+    /// right after a status comparison or assignment (`o.st == 2`), a status field write
+    /// (`'st', '1'`), a status index key (`ix:s:0`, `ix_sq(1, q)`) or a status counter.
+    fn spells_code(line: &str) -> bool {
+        let code = line.split("--").next().unwrap_or_default();
+        let patterns = ["st == ", "st ~= ", "st = ", "'st', '", "ix:s:", "ix_sq(", "ix_st(", "delta(cnt, '"];
+        patterns.iter().any(|p| {
+            code.match_indices(p).any(|(at, _)| {
+                let word_start = !code[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                word_start && code[at + p.len()..].starts_with(|c: char| c.is_ascii_digit())
+            })
+        })
+    }
+
+    #[test]
+    fn every_script_starts_with_the_header_and_spells_no_status_code() {
+        let h = status_header();
+        for s in Scripts::new().all() {
+            assert!(s.src.starts_with(&h));
+            assert_eq!(s.sha, fred::util::sha1_hash(&s.src));
+            let body = &s.src[h.len()..];
+            assert!(!body.contains("local ST =") && !body.contains("local DEP ="), "one generated table");
+            assert!(!body.contains("local CLAIMABLE =") && !body.contains("local TERMINAL ="));
+            let hit = body.lines().find(|l| spells_code(l));
+            assert!(hit.is_none(), "a script spells a status code: {hit:?}");
+        }
+        assert!(spells_code("if o.st == 2 then") && spells_code("acc('ZADD', ix_sq(0, q), 0, m)"));
+        assert!(!spells_code("if o.st == ST.completed then -- st == 2"));
+        assert!(!spells_code("if #first == 0 then"));
+    }
+}
