@@ -5,6 +5,7 @@ const native = require('./native.cjs');
 const { Queue } = require('./lib/queue.cjs');
 const { Worker, JobContext } = require('./lib/worker.cjs');
 const { FlexiqError } = require('./lib/errors.cjs');
+const { WorkflowJobs } = require('./lib/queue/workflow.cjs');
 
 /** The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...). */
 function reservedSettingPrefixes() {
@@ -14,4 +15,4 @@ function reservedSettingPrefixes() {
 /** The storage contract level this build speaks. */
 const CONTRACT_LEVEL = native.contractLevel();
 
-module.exports = { Queue, Worker, JobContext, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL };
+module.exports = { Queue, Worker, JobContext, WorkflowJobs, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL };

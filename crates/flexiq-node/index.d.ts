@@ -250,6 +250,172 @@ export declare class Worker {
   stop(): Promise<WorkerStats | undefined>;
 }
 
+/** Options of `queue.workflowJobs(options)`. */
+export interface WorkflowJobsOptions {
+  /** Dotted path into a payload whose value is the job's fairness group (`"tenant.id"`); `null`: no groups. */
+  fairnessGroupBy?: string | null;
+  /** Most running jobs per fairness group across every worker (1 or more); `null`: no cap. */
+  fairnessCap?: number | null;
+  /** The id stamped on the jobs this view claims (default: one made for the view; see `adoptWorkerId`). */
+  workerId?: string | null;
+  /** The queue the view enqueues to and claims from (default `"workflow"`). */
+  queue?: string | null;
+}
+
+/** A (workflow, definition version) pair a host serves. */
+export interface WorkflowServes {
+  /** The workflow id. */
+  workflowId: string;
+  /** The definition version; `null` or absent serves every version of the workflow. */
+  definitionVersion?: string | null;
+}
+
+/** What `dequeue(options)` may claim. */
+export interface DequeueOptions {
+  /** Only jobs of these pairs; absent or empty serves every workflow. */
+  serves?: WorkflowServes[] | null;
+  /** Queues to claim from; absent or empty: the view's queue. */
+  queues?: string[] | null;
+}
+
+/** What a fenced (or unfenced) ack achieved: `"superseded"` means nothing was written. */
+export type JobAckOutcome = 'acknowledged' | 'superseded';
+
+/**
+ * The stamp of one claim of a workflow job, as `dequeue` returns it: pass it back to
+ * `complete`, `fail`, `suspend` or `defer` so the write applies only while this claim is
+ * still the job's running attempt. A fence of another job is refused (`INVALID_ARGUMENT`).
+ */
+export interface JobFence {
+  /** The job the claim is of. */
+  jobId: string;
+  /** The attempt the claim started (1-based). */
+  attempt: number;
+  /** When the claim started the attempt (a `Date`; Unix ms is accepted too). */
+  startedAt: Date | number;
+  /** The job's claim sequence number at this claim (never given back). */
+  claimSeq: number;
+}
+
+/** One stage of `enqueueParallel(jobs)`. */
+export interface WorkflowJobSpec {
+  /** The workflow run. */
+  workflowRunId: string;
+  /** The workflow (the job's task). */
+  workflowId: string;
+  /** The stage of the run: at most one job row per (run, stage); enqueueing again replaces it. */
+  stageId: string;
+  /** The workflow definition version the run is pinned to. */
+  definitionVersion?: string | null;
+  /** Any JSON value (default `null`); `fairnessGroupBy` reads the group from it. */
+  payload?: unknown;
+  /** Higher runs first (a whole number, default 0). */
+  priority?: number | null;
+  /** Claimable from this time (a `Date` or Unix ms; default now). */
+  nextPollAt?: Date | number | null;
+  /** Attempts allowed, the first included (default 3). */
+  maxAttempts?: number | null;
+}
+
+/** A workflow job row (`dequeue`, `getJobsByWorkflowRun`). */
+export interface WorkflowJob {
+  /** The job's id. */
+  id: string;
+  /** Its queue. */
+  queue: string;
+  /** The workflow run. */
+  workflowRunId: string;
+  /** The workflow (the job's task). */
+  workflowId: string;
+  /** The stage of the run. */
+  stageId: string;
+  /** The definition version the run is pinned to. */
+  definitionVersion: string | null;
+  /** The fairness group read from the payload when it was enqueued. */
+  groupKey: string | null;
+  /** Its status. */
+  status: JobStatus;
+  /** Attempts counted so far (a deferred claim is given back). */
+  attempt: number;
+  /** Attempts allowed, the first included. */
+  maxAttempts: number;
+  /** The worker holding (or that last held) it. */
+  workerId: string | null;
+  /** The lease: the running attempt's last heartbeat, else its start. */
+  lockedAt: Date | null;
+  /** When the current or last attempt started. */
+  startedAt: Date | null;
+  /** When it is next claimable. */
+  nextPollAt: Date;
+  /** The last error recorded (a lease lost, a deferral's reason, a failure). */
+  lastError: string | null;
+  /** The payload, JSON-decoded. */
+  payload: unknown;
+  /** When it was enqueued. */
+  createdAt: Date;
+  /** Its latest change. */
+  updatedAt: Date;
+}
+
+/** A claimed workflow job and its claim's fence. */
+export interface Dequeued {
+  /** The job as claimed (status `running`). */
+  job: WorkflowJob;
+  /** Pass it to the acks. */
+  fence: JobFence & { startedAt: Date };
+}
+
+/**
+ * The job queue of a workflow engine over one queue of a flexiq store
+ * (`queue.workflowJobs(options)`): stages are jobs whose task is the workflow id, at most
+ * one row per (run, stage), claimed fairly across `fairnessGroupBy` groups under
+ * `fairnessCap`. Every method but `adoptWorkerId` returns a Promise.
+ */
+export declare class WorkflowJobs {
+  private constructor();
+  /** The dotted payload path the fairness cap groups by, or `null` when fairness is off. */
+  readonly fairnessGroupBy: string | null;
+  /** Most running jobs per fairness group across every worker, or `null` without a cap. */
+  readonly fairnessCap: number | null;
+  /** The queue the view enqueues to and claims from (default `"workflow"`). */
+  readonly queue: string;
+  /** The id stamped on the jobs this view claims. */
+  readonly workerId: string;
+  /**
+   * Offers a host's worker id; a view configured with its own `workerId` keeps it. Returns
+   * the id the view stamps from now on. Synchronous.
+   */
+  adoptWorkerId(workerId: string): string;
+  /**
+   * Enqueues stages in one transaction; a (run, stage) pair that already has a row gets it
+   * replaced in place (same id; status pending, attempt 0, no worker, lease or error).
+   * Resolves to the ids in order.
+   */
+  enqueueParallel(jobs: WorkflowJobSpec[]): Promise<string[]>;
+  /** Claims one job (fairly under the cap), or resolves to `null` when none is claimable. */
+  dequeue(options?: DequeueOptions | null): Promise<Dequeued | null>;
+  /** Marks a job completed. Unfenced: acknowledged whatever the job's state (a non-running job is left alone). */
+  complete(jobId: string, fence?: JobFence | null): Promise<JobAckOutcome>;
+  /** Fails the attempt; retried after a backoff while attempts remain only when `shouldRetry` (default `false`). */
+  fail(jobId: string, error: string, shouldRetry?: boolean | null, fence?: JobFence | null): Promise<JobAckOutcome>;
+  /** Suspends the job until `nextPollAt`. */
+  suspend(jobId: string, nextPollAt: Date | number, fence?: JobFence | null): Promise<JobAckOutcome>;
+  /** Gives a claimed job back until `nextPollAt` without counting the attempt; `reason` becomes its last error. */
+  defer(jobId: string, nextPollAt: Date | number, reason: string, fence?: JobFence | null): Promise<JobAckOutcome>;
+  /** Refreshes a running job's lease (a no-op when it is not running). */
+  touchJob(jobId: string): Promise<void>;
+  /** Releases running jobs whose lease is older than `staleThresholdMs` (default 60,000); resolves to how many. */
+  releaseStaleJobs(staleThresholdMs?: number | null): Promise<number>;
+  /** Fails running jobs claimed more than `absoluteTimeoutMs` ago, heartbeats or not; resolves to how many. */
+  expireRunawayJobs(absoluteTimeoutMs: number): Promise<number>;
+  /** Cancels the run's jobs that have not started (pending, waiting, suspended); resolves to how many. */
+  cancelByRun(workflowRunId: string): Promise<number>;
+  /** Deletes the job rows of these stages of the run, whatever their status; resolves to how many. */
+  deleteByRunAndStages(workflowRunId: string, stageIds: string[]): Promise<number>;
+  /** Every job row of the run, any status, oldest first. */
+  getJobsByWorkflowRun(workflowRunId: string): Promise<WorkflowJob[]>;
+}
+
 /** A handle on one namespace of a store: SQLite file, PostgreSQL or Redis. */
 export declare class Queue {
   /**
@@ -443,6 +609,13 @@ export declare class Queue {
   listWorkers(): Promise<WorkerInfo[]>;
   /** A job's log lines, oldest first (`loggedAt` Unix ms). */
   jobLogs(id: string): Promise<LogEntry[]>;
+
+  /**
+   * The workflow view of this queue: the job queue a workflow engine drives, on `queue`
+   * (default `"workflow"`), fair across `fairnessGroupBy` groups under `fairnessCap`.
+   * `INVALID_ARGUMENT` for a bad path or a cap below 1. Synchronous.
+   */
+  workflowJobs(options?: WorkflowJobsOptions | null): WorkflowJobs;
 
   /** Registers a handler for `name`; workers created afterwards run it. Returns the queue. */
   task<P = any, R = unknown>(name: string, handler: Handler<P, R>, options?: TaskOptions): this;

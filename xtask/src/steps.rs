@@ -189,11 +189,29 @@ pub(crate) fn bench(store: Option<crate::BenchStore>, py: bool, node: bool) -> R
                 "bench SQLite store",
                 &mut cargo(&["bench", "-p", "flexiq-store-sqlite", "--bench", "store"]),
             )?;
-            run("bench runtime worker", &mut cargo(&["bench", "-p", "flexiq-runtime", "--bench", "worker"]))
+            run("bench runtime worker", &mut cargo(&["bench", "-p", "flexiq-runtime", "--bench", "worker"]))?;
+            run(
+                "bench workflow host loop on SQLite",
+                &mut cargo(&["bench", "-p", "flexiq-runtime", "--bench", "workflow"]),
+            )
         }
         Some(BenchTarget::Pg) => {
             services::ensure()?;
-            run("bench PostgreSQL store", &mut cargo(&["bench", "-p", "flexiq-store-pg", "--bench", "pg"]))
+            run("bench PostgreSQL store", &mut cargo(&["bench", "-p", "flexiq-store-pg", "--bench", "pg"]))?;
+            run(
+                "bench workflow host loop on PostgreSQL",
+                &mut cargo(&[
+                    "bench",
+                    "-p",
+                    "flexiq-runtime",
+                    "--features",
+                    "postgres",
+                    "--bench",
+                    "workflow",
+                    "--",
+                    "workflow/postgres",
+                ]),
+            )
         }
         Some(BenchTarget::Redis) => {
             services::ensure()?;

@@ -5,7 +5,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{contract, dlq, jobs, queue, retention, settings, task};
+use crate::commands::{contract, dlq, jobs, queue, retention, settings, task, workflow};
 use crate::demo::DemoArgs;
 
 /// flexiq: a durable job queue on SQLite, PostgreSQL or Redis.
@@ -76,4 +76,7 @@ pub enum Command {
     Settings(settings::SettingsCmd),
     /// Worker processes registered in the store.
     Workers,
+    /// Workflow runs: the job rows of a run, and cancelling a run.
+    #[command(subcommand)]
+    Workflow(workflow::WorkflowCmd),
 }

@@ -105,6 +105,7 @@ async fn dispatch(cli: Cli) -> CliResult {
         Command::Retention(cmd) => commands::retention::run(g, cmd, out).await,
         Command::Settings(cmd) => commands::settings::run(g, cmd, out).await,
         Command::Workers => commands::workers::run(g, out).await,
+        Command::Workflow(cmd) => commands::workflow::run(g, cmd, out).await,
     }
 }
 

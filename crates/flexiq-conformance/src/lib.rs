@@ -10,8 +10,9 @@
 //! claim, concurrency, caps, pause, rate limits, revocation, acks and fences, heartbeats,
 //! leases, requeue, cancel, get, listings and cursors, stats, metrics, dead letters, purges,
 //! archive, replay, the job graph, partials, logs and progress, settings, leadership,
-//! retention, workers, schema, waits and namespaces). Every case controls time through the
-//! injected `now` ([`fixtures::T0`] plus offsets in ms) and checks errors by kind.
+//! retention, workers, schema, waits, namespaces, and workflow stages with their fair claim).
+//! Every case controls time through the injected `now` ([`fixtures::T0`] plus offsets in ms)
+//! and checks errors by kind.
 
 use std::sync::Arc;
 

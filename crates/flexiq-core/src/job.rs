@@ -164,6 +164,8 @@ pub struct Job {
     pub workflow_run_id: Option<String>,
     /// Workflow stage within the run.
     pub workflow_stage_id: Option<String>,
+    /// Definition version of the workflow (whose id is the task).
+    pub workflow_version: Option<String>,
     /// Claims of this job so far. Unlike `attempt`, never given back by requeue, defer or
     /// suspend: it makes each claim's [`Fence`] unique.
     pub claim_seq: u64,

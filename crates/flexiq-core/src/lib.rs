@@ -11,6 +11,7 @@ pub mod backoff;
 pub mod contract;
 pub mod cursor;
 pub mod error;
+pub mod fairness;
 pub mod fence;
 pub mod filter;
 pub mod history;
@@ -29,6 +30,7 @@ pub use backoff::Backoff;
 pub use contract::{check_floor, validate_new_floor, MigrationSummary, CONTRACT_LEVEL};
 pub use cursor::{Cursor, Page};
 pub use error::{Error, ErrorKind, Result};
+pub use fairness::FairnessPath;
 pub use fence::{AckOutcome, Fence};
 pub use filter::{validate_limit, validate_offset, JobFilter, MAX_PAGE};
 pub use history::{

@@ -54,6 +54,8 @@ pub struct EnqueueOptions {
     pub workflow_run_id: Option<String>,
     /// Workflow stage id.
     pub workflow_stage_id: Option<String>,
+    /// Workflow definition version.
+    pub workflow_version: Option<String>,
 }
 
 /// A validated job ready for a store's `enqueue`.
@@ -89,6 +91,8 @@ pub struct NewJob {
     pub workflow_run_id: Option<String>,
     /// Workflow stage id.
     pub workflow_stage_id: Option<String>,
+    /// Workflow definition version.
+    pub workflow_version: Option<String>,
 }
 
 impl NewJob {
@@ -134,6 +138,15 @@ impl NewJob {
         if let Some(g) = &opts.group_key {
             validate_name("group key", g)?;
         }
+        for (what, v) in [
+            ("workflow_run_id", &opts.workflow_run_id),
+            ("stage_id", &opts.workflow_stage_id),
+            ("definition_version", &opts.workflow_version),
+        ] {
+            if let Some(v) = v {
+                validate_name(what, v)?;
+            }
+        }
         if let Some(m) = &opts.metadata {
             validate_metadata(m)?;
         }
@@ -167,6 +180,7 @@ impl NewJob {
             group_key: opts.group_key,
             workflow_run_id: opts.workflow_run_id,
             workflow_stage_id: opts.workflow_stage_id,
+            workflow_version: opts.workflow_version,
         })
     }
 }

@@ -2,13 +2,35 @@
 // declarations napi generates from the addon (`native.d.ts`), so the two cannot drift. A
 // mismatch is a compile error naming the method or option (`surface.test.mjs` checks the
 // same declarations against what the JavaScript layer really exports).
-import type { BackoffOptions, EnqueueOptions, JobFilterWide, Queue, TaskOptions } from '../index.js';
+import type {
+  BackoffOptions,
+  Dequeued,
+  DequeueOptions,
+  EnqueueOptions,
+  JobFence,
+  JobFilterWide,
+  Queue,
+  TaskOptions,
+  WorkflowJob,
+  WorkflowJobs,
+  WorkflowJobsOptions,
+  WorkflowJobSpec,
+  WorkflowServes,
+} from '../index.js';
 import type {
   BackoffOptions as NativeBackoffOptions,
+  DequeueOptions as NativeDequeueOptions,
   JobOptions,
   ListFilter,
   NativeQueue,
+  NativeWorkflowJobs,
   TaskSpec,
+  WorkflowDequeued,
+  WorkflowFence,
+  WorkflowJobInput,
+  WorkflowJobRecord,
+  WorkflowJobsOptions as NativeWorkflowJobsOptions,
+  WorkflowServes as NativeWorkflowServes,
 } from '../native.js';
 
 /** `true` when `A` and `B` are the same type (not merely assignable). */
@@ -52,7 +74,8 @@ type Reshaped =
   | 'listJobsFilteredAfter'
   | 'listArchivedAfter'
   | 'deadLettersAfter'
-  | 'queueConfig';
+  | 'queueConfig'
+  | 'workflowJobs';
 
 type QueueMembers = keyof Queue;
 type NativeMembers = keyof NativeQueue;
@@ -92,3 +115,50 @@ export type EnqueueOptionTypesDiffer = None<
     [K in Exclude<keyof JobOptions, 'runAt' | 'metadata'>]: Same<EnqueueOptions[K], JobOptions[K]> extends true ? never : K;
   }[Exclude<keyof JobOptions, 'runAt' | 'metadata'>]
 >;
+
+// ---- the workflow view ----
+
+/**
+ * WorkflowJobs methods whose arguments or results the JS layer reshapes: payloads encoded,
+ * `Date`s to Unix ms and back, fences' `startedAt`, absent fields to `null`. The others pass
+ * through with the addon's signature.
+ */
+type WorkflowReshaped =
+  | 'enqueueParallel'
+  | 'dequeue'
+  | 'complete'
+  | 'fail'
+  | 'suspend'
+  | 'defer'
+  | 'releaseStaleJobs'
+  | 'getJobsByWorkflowRun'
+  | 'fairnessGroupBy'
+  | 'fairnessCap';
+
+export type ViewMethodsMissing = None<Exclude<keyof NativeWorkflowJobs, keyof WorkflowJobs>>;
+export type ViewMembersUnknownToAddon = None<Exclude<keyof WorkflowJobs, keyof NativeWorkflowJobs>>;
+export type StaleWorkflowReshaped = None<Exclude<WorkflowReshaped, keyof WorkflowJobs>>;
+type ViewPassThrough = Exclude<keyof WorkflowJobs, WorkflowReshaped>;
+type ViewFits<K extends ViewPassThrough> = WorkflowJobs[K] extends Fn
+  ? NativeWorkflowJobs[K] extends Fn
+    ? Parameters<WorkflowJobs[K]> extends Parameters<NativeWorkflowJobs[K]>
+      ? ReturnType<NativeWorkflowJobs[K]> extends ReturnType<WorkflowJobs[K]>
+        ? true
+        : false
+      : false
+    : false
+  : Same<WorkflowJobs[K], NativeWorkflowJobs[K]>;
+export type ViewPassThroughSignaturesDiffer = None<
+  { [K in ViewPassThrough]: ViewFits<K> extends true ? never : K }[ViewPassThrough]
+>;
+// The reshaped records keep the addon's field names.
+export type WorkflowJobSpecDrift = None<Missing<WorkflowJobSpec, WorkflowJobInput> | Missing<WorkflowJobInput, WorkflowJobSpec>>;
+export type WorkflowJobDrift = None<Missing<WorkflowJob, WorkflowJobRecord> | Missing<WorkflowJobRecord, WorkflowJob>>;
+export type JobFenceDrift = None<Missing<JobFence, WorkflowFence> | Missing<WorkflowFence, JobFence>>;
+export type DequeuedDrift = None<Missing<Dequeued, WorkflowDequeued> | Missing<WorkflowDequeued, Dequeued>>;
+// The view's option objects keep the addon's names (the JS layer only admits `null`s).
+export type WorkflowJobsOptionsDrift = None<
+  Missing<WorkflowJobsOptions, NativeWorkflowJobsOptions> | Missing<NativeWorkflowJobsOptions, WorkflowJobsOptions>
+>;
+export type DequeueOptionsDrift = None<Missing<DequeueOptions, NativeDequeueOptions> | Missing<NativeDequeueOptions, DequeueOptions>>;
+export type WorkflowServesDrift = None<Missing<WorkflowServes, NativeWorkflowServes> | Missing<NativeWorkflowServes, WorkflowServes>>;

@@ -24,6 +24,11 @@ const OPTION_TYPES = {
   wait: 'WaitOptions',
   task: 'TaskOptions',
   worker: 'WorkerOptions',
+  workflow: 'WorkflowJobsOptions',
+  workflowJob: 'WorkflowJobSpec',
+  dequeue: 'DequeueOptions',
+  workflowServes: 'WorkflowServes',
+  fence: 'JobFence',
 };
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);
@@ -102,7 +107,7 @@ describe('index.d.ts matches the JavaScript layer', () => {
     assert.deepEqual(declaredValues(), Object.keys(flexiq).sort());
   });
 
-  for (const name of ['Queue', 'Worker', 'JobContext']) {
+  for (const name of ['Queue', 'Worker', 'JobContext', 'WorkflowJobs']) {
     it(`declares exactly the members of ${name}`, () => {
       assert.deepEqual(declaredMembers(name), runtimeMembers(flexiq[name]));
     });

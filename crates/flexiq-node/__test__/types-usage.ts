@@ -13,6 +13,10 @@ import {
   type TaskMetrics,
   type WorkerInfo,
   type WorkerStats,
+  type Dequeued,
+  type JobAckOutcome,
+  type WorkflowJob,
+  type WorkflowJobs,
 } from '../index.js';
 
 async function usage(): Promise<void> {
@@ -82,6 +86,23 @@ async function usage(): Promise<void> {
   const logs: LogEntry[] = await q.jobLogs(id);
   const claims: number | undefined = job?.claimSeq;
   void [controls, cancelled, alsoCancelled, lifted, revoked, p95, buckets, workers, logs, claims];
+  const wf: WorkflowJobs = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, queue: 'workflow' });
+  const groupBy: string | null = wf.fairnessGroupBy;
+  const stamped: string = wf.adoptWorkerId('host-1');
+  const stageIds: string[] = await wf.enqueueParallel([
+    { workflowRunId: 'run-1', workflowId: 'etl', stageId: 'extract', payload: { tenant: { id: 't1' } }, nextPollAt: new Date() },
+  ]);
+  const claimed: Dequeued | null = await wf.dequeue({ serves: [{ workflowId: 'etl', definitionVersion: null }] });
+  if (claimed) {
+    const at: Date = claimed.fence.startedAt;
+    const outcome: JobAckOutcome = await wf.complete(claimed.job.id, claimed.fence);
+    await wf.defer(claimed.job.id, new Date(Date.now() + 1_000), 'version not served', claimed.fence);
+    void [at, outcome];
+  }
+  const runJobs: WorkflowJob[] = await wf.getJobsByWorkflowRun('run-1');
+  const polled: Date | undefined = runJobs[0]?.nextPollAt;
+  const released: number = await wf.releaseStaleJobs();
+  void [groupBy, stamped, stageIds, polled, released, await wf.expireRunawayJobs(3_600_000), await wf.cancelByRun('run-1')];
   await worker.close();
   const counters = await running;
   const stopped: WorkerStats | undefined = await q.worker().stop();

@@ -72,6 +72,25 @@ const OPTION_SETS = Object.freeze({
     'maintenance',
     'archiveAfter',
   ),
+  /** `queue.workflowJobs(options)`: WorkflowJobsOptions. */
+  workflow: keys('fairnessGroupBy', 'fairnessCap', 'workerId', 'queue'),
+  /** One stage of `workflowJobs.enqueueParallel(jobs)`: WorkflowJobSpec. */
+  workflowJob: keys(
+    'workflowRunId',
+    'workflowId',
+    'stageId',
+    'definitionVersion',
+    'payload',
+    'priority',
+    'nextPollAt',
+    'maxAttempts',
+  ),
+  /** `workflowJobs.dequeue(options)`: DequeueOptions. */
+  dequeue: keys('serves', 'queues'),
+  /** One item of the dequeue options' `serves`: WorkflowServes. */
+  workflowServes: keys('workflowId', 'definitionVersion'),
+  /** The fence of a workflow job's claim (`dequeue` gives it, the acks take it): JobFence. */
+  fence: keys('jobId', 'attempt', 'startedAt', 'claimSeq'),
 });
 
 /**

@@ -2,7 +2,8 @@
 // The public Queue: a thin wrapper over the addon's NativeQueue that JSON-encodes payloads,
 // decodes results, maps errors to FlexiqError and keeps the task registry for workers.
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
-// per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, wait),
+// per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, wait,
+// workflow),
 // each a class whose methods are installed on Queue.prototype.
 
 const native = require('../native.cjs');
@@ -20,6 +21,7 @@ const CALLS = [
   require('./queue/stats.cjs').StatsCalls,
   require('./queue/admin.cjs').AdminCalls,
   require('./queue/wait.cjs').WaitCalls,
+  require('./queue/workflow.cjs').WorkflowCalls,
 ];
 
 /** Lets `Queue.connect` hand an opened native queue to the constructor. */

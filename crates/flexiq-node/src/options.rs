@@ -200,6 +200,7 @@ impl JobOptions {
             group_key: self.group_key,
             workflow_run_id: None,
             workflow_stage_id: None,
+            workflow_version: None,
         })
     }
 }
@@ -258,5 +259,121 @@ impl ListFilter {
             created_before: self.created_before.map(|t| args::unix_ms("createdBefore", t)).transpose()?,
         };
         Ok((filter, args::limit(self.limit, DEFAULT_JOB_LIMIT)?, args::offset(self.offset)?))
+    }
+}
+
+/// Options of `queue.workflowJobs(options)`: the view's queue, its fairness and its worker id.
+#[napi(object)]
+pub struct WorkflowJobsOptions {
+    /// Dotted path into a job's payload whose value is the job's fairness group
+    /// (`"tenant.id"`); `null` or absent: no groups.
+    pub fairness_group_by: Option<String>,
+    /// Most running jobs per fairness group across every worker (a whole number, 1 or more);
+    /// `null` or absent: no cap, a claim takes the best job by priority.
+    pub fairness_cap: Option<f64>,
+    /// The id stamped on the jobs this view claims (default: one made for the view).
+    pub worker_id: Option<String>,
+    /// The queue the view enqueues to and claims from (default `"workflow"`).
+    pub queue: Option<String>,
+}
+
+impl WorkflowJobsOptions {
+    /// The runtime's view options, numbers checked (the runtime checks the path and names).
+    pub(crate) fn resolve(self) -> Result<flexiq_runtime::WorkflowOptions> {
+        Ok(flexiq_runtime::WorkflowOptions {
+            queue: self.queue,
+            fairness_group_by: self.fairness_group_by,
+            fairness_cap: self
+                .fairness_cap
+                .map(|c| args::int("fairnessCap", c, 1, i64::from(u32::MAX)).map(|c| c as u32))
+                .transpose()?,
+            worker_id: self.worker_id,
+        })
+    }
+}
+
+/// One stage of `enqueueParallel(jobs)` as the addon takes it (the JS layer serialises the
+/// payload and turns a `Date` into Unix ms).
+#[napi(object)]
+pub struct WorkflowJobInput {
+    /// The workflow run.
+    pub workflow_run_id: String,
+    /// The workflow (the job's task).
+    pub workflow_id: String,
+    /// The stage of the run: at most one job row per (run, stage).
+    pub stage_id: String,
+    /// The workflow definition version the run is pinned to.
+    pub definition_version: Option<String>,
+    /// The payload as JSON text.
+    pub payload: String,
+    /// Higher runs first (a whole number, default 0).
+    pub priority: Option<f64>,
+    /// Claimable from this time (Unix ms; default now).
+    pub next_poll_at: Option<f64>,
+    /// Attempts allowed, the first included (a whole number, 1 or more; default 3).
+    pub max_attempts: Option<f64>,
+}
+
+impl WorkflowJobInput {
+    /// The runtime's stage spec, numbers checked (`what` names the stage in messages).
+    pub(crate) fn resolve(self, what: &str) -> Result<flexiq_runtime::WorkflowJobSpec> {
+        Ok(flexiq_runtime::WorkflowJobSpec {
+            priority: self
+                .priority
+                .map(|p| args::int(&format!("{what}.priority"), p, i64::from(i32::MIN), i64::from(i32::MAX)))
+                .transpose()?
+                .map_or(0, |p| p as i32),
+            next_poll_at_ms: self
+                .next_poll_at
+                .map(|t| args::unix_ms(&format!("{what}.nextPollAt"), t))
+                .transpose()?,
+            max_attempts: self
+                .max_attempts
+                .map(|n| {
+                    args::int(&format!("{what}.maxAttempts"), n, 1, i64::from(u32::MAX)).map(|n| n as u32)
+                })
+                .transpose()?,
+            workflow_run_id: self.workflow_run_id,
+            workflow_id: self.workflow_id,
+            stage_id: self.stage_id,
+            definition_version: self.definition_version,
+            payload: self.payload.into_bytes(),
+        })
+    }
+}
+
+/// A (workflow, definition version) pair a host serves.
+#[napi(object)]
+pub struct WorkflowServes {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The definition version; `null` or absent serves every version of the workflow.
+    pub definition_version: Option<String>,
+}
+
+/// What `dequeue(options)` may claim.
+#[napi(object)]
+pub struct DequeueOptions {
+    /// Only jobs of these pairs; absent or empty serves every workflow.
+    pub serves: Option<Vec<WorkflowServes>>,
+    /// Queues to claim from; absent or empty: the view's queue.
+    pub queues: Option<Vec<String>>,
+}
+
+impl DequeueOptions {
+    /// The runtime's dequeue options (absent options: every workflow, the view's queue).
+    pub(crate) fn resolve(options: Option<Self>) -> flexiq_runtime::DequeueOptions {
+        let (serves, queues) = options.map_or((None, None), |o| (o.serves, o.queues));
+        flexiq_runtime::DequeueOptions {
+            serves: serves
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| flexiq_core::store::WorkflowServes {
+                    workflow_id: s.workflow_id,
+                    definition_version: s.definition_version,
+                })
+                .collect(),
+            queues: queues.unwrap_or_default(),
+        }
     }
 }

@@ -524,3 +524,117 @@ impl From<core::MigrationSummary> for MigrationSummary {
         }
     }
 }
+
+/// The stamp of one claim of a workflow job: a fenced ack is applied only while the job is
+/// still this claim's running attempt. Times in Unix ms (the JS layer makes `startedAt` a
+/// `Date`).
+#[napi(object)]
+pub struct WorkflowFence {
+    /// The job the claim is of.
+    pub job_id: String,
+    /// The attempt the claim started (1-based).
+    pub attempt: f64,
+    /// When the claim started the attempt (Unix ms).
+    pub started_at: f64,
+    /// The job's claim sequence number at this claim (never given back).
+    pub claim_seq: f64,
+}
+
+impl WorkflowFence {
+    /// The fence of a claim of `job_id`.
+    pub(crate) fn of(job_id: &str, f: core::Fence) -> Self {
+        WorkflowFence {
+            job_id: job_id.to_string(),
+            attempt: f64::from(f.attempt),
+            started_at: ms(f.started_at),
+            claim_seq: f.claim_seq as f64,
+        }
+    }
+}
+
+/// A workflow job row, as `dequeue` and `getJobsByWorkflowRun` return it. Times in Unix ms
+/// (the JS layer makes them `Date`s).
+#[napi(object)]
+pub struct WorkflowJobRecord {
+    /// The job's id.
+    pub id: String,
+    /// Its queue.
+    pub queue: String,
+    /// The workflow run.
+    pub workflow_run_id: String,
+    /// The workflow (the job's task).
+    pub workflow_id: String,
+    /// The stage of the run.
+    pub stage_id: String,
+    /// The definition version the run is pinned to.
+    pub definition_version: Option<String>,
+    /// The fairness group read from the payload when enqueued.
+    pub group_key: Option<String>,
+    /// `pending`, `running`, `completed`, `failed`, `dead`, `cancelled`, `suspended` or `waiting`.
+    #[napi(
+        ts_type = "'pending' | 'running' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'suspended' | 'waiting'"
+    )]
+    pub status: String,
+    /// Attempts counted so far (a deferred claim is given back).
+    pub attempt: u32,
+    /// Attempts allowed, the first included.
+    pub max_attempts: u32,
+    /// The worker holding (or that last held) it.
+    pub worker_id: Option<String>,
+    /// The lease: the last heartbeat of the running attempt, else its start (Unix ms).
+    pub locked_at: Option<f64>,
+    /// When the current or last attempt started (Unix ms).
+    pub started_at: Option<f64>,
+    /// When it is next claimable (Unix ms).
+    pub next_poll_at: f64,
+    /// The last error recorded.
+    pub last_error: Option<String>,
+    /// The payload, JSON-decoded.
+    #[napi(ts_type = "unknown")]
+    pub payload: Value,
+    /// When it was enqueued (Unix ms).
+    pub created_at: f64,
+    /// Its latest change: the newest of created, started, heartbeat and finished (Unix ms).
+    pub updated_at: f64,
+}
+
+impl From<flexiq_runtime::WorkflowJobRecord> for WorkflowJobRecord {
+    fn from(r: flexiq_runtime::WorkflowJobRecord) -> Self {
+        WorkflowJobRecord {
+            id: r.id.to_string(),
+            queue: r.queue,
+            workflow_run_id: r.workflow_run_id,
+            workflow_id: r.workflow_id,
+            stage_id: r.stage_id,
+            definition_version: r.definition_version,
+            group_key: r.group_key,
+            status: r.status.as_str().to_string(),
+            attempt: r.attempt,
+            max_attempts: r.max_attempts,
+            worker_id: r.worker_id,
+            locked_at: r.locked_at.map(ms),
+            started_at: r.started_at.map(ms),
+            next_poll_at: ms(r.next_poll_at),
+            last_error: r.last_error,
+            payload: decode(&r.payload),
+            created_at: ms(r.created_at),
+            updated_at: ms(r.updated_at),
+        }
+    }
+}
+
+/// A claimed workflow job and the fence its acks carry.
+#[napi(object)]
+pub struct WorkflowDequeued {
+    /// The job as claimed (status `running`).
+    pub job: WorkflowJobRecord,
+    /// Its claim's fence.
+    pub fence: WorkflowFence,
+}
+
+impl From<flexiq_runtime::Dequeued> for WorkflowDequeued {
+    fn from(d: flexiq_runtime::Dequeued) -> Self {
+        let fence = WorkflowFence::of(d.job.id.as_ref(), d.fence);
+        WorkflowDequeued { job: d.job.into(), fence }
+    }
+}

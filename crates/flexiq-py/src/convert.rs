@@ -7,6 +7,7 @@ use flexiq_core::{
     DeadJob, EffectiveRetention, Job, JobDag, JobError, LogEntry, MetricBucket, MigrationSummary, Partial,
     ReplayEntry, RetentionPreview, RetentionTable, RetentionWindows, Stats, TaskAggregate,
 };
+use flexiq_runtime::WorkflowJobRecord;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -40,6 +41,31 @@ pub(crate) fn job<'py>(py: Python<'py>, j: &Job) -> PyResult<Bound<'py, PyDict>>
     d.set_item("group_key", j.group_key.as_deref())?;
     d.set_item("workflow_run_id", j.workflow_run_id.as_deref())?;
     d.set_item("workflow_stage_id", j.workflow_stage_id.as_deref())?;
+    Ok(d)
+}
+
+/// A workflow job as the workflow contract names its fields (timestamps Unix ms, the
+/// payload JSON text as `bytes`).
+pub(crate) fn workflow_job<'py>(py: Python<'py>, j: &WorkflowJobRecord) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", j.id.as_str())?;
+    d.set_item("queue", &j.queue)?;
+    d.set_item("workflow_run_id", &j.workflow_run_id)?;
+    d.set_item("workflow_id", &j.workflow_id)?;
+    d.set_item("stage_id", &j.stage_id)?;
+    d.set_item("definition_version", j.definition_version.as_deref())?;
+    d.set_item("group_key", j.group_key.as_deref())?;
+    d.set_item("status", j.status.as_str())?;
+    d.set_item("attempt", j.attempt)?;
+    d.set_item("max_attempts", j.max_attempts)?;
+    d.set_item("worker_id", j.worker_id.as_deref())?;
+    d.set_item("locked_at", j.locked_at)?;
+    d.set_item("started_at", j.started_at)?;
+    d.set_item("next_poll_at", j.next_poll_at)?;
+    d.set_item("last_error", j.last_error.as_deref())?;
+    d.set_item("payload", PyBytes::new(py, &j.payload))?;
+    d.set_item("created_at", j.created_at)?;
+    d.set_item("updated_at", j.updated_at)?;
     Ok(d)
 }
 

@@ -47,6 +47,7 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> i32 {
 fn _flexiq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeQueue>()?;
     m.add_class::<queue::PartialIter>()?;
+    m.add_class::<queue::NativeWorkflowJobs>()?;
     m.add_class::<context::NativeJobContext>()?;
     m.add_class::<worker::NativeWorker>()?;
     m.add_function(wrap_pyfunction!(contract_level, m)?)?;

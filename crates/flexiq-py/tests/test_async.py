@@ -14,7 +14,7 @@ from flexiq._aio import AsyncMixin
 
 
 def test_every_blocking_call_has_an_async_twin() -> None:
-    not_io = {"task", "worker", "run_worker"}
+    not_io = {"task", "worker", "run_worker", "workflow_jobs"}
     public = {n: getattr(Queue, n) for n in dir(Queue) if not n.startswith("_")}
     blocking = [
         n

@@ -8,6 +8,9 @@
 //! - [`services`] holds the maintenance services (retention, archival, stale-lease rescue,
 //!   runaway expiry, registry pruning) and the [`services::Elector`] that makes one worker
 //!   per namespace the cleaner.
+//! - [`WorkflowJobs`] (from [`Queue::workflow_jobs`]) is a queue seen as the job transport of a
+//!   workflow engine: stages enqueued idempotently per (run, stage), a dequeue that serves chosen
+//!   workflow versions with a per-group fairness cap, fenced acks and both lease tiers.
 //!
 //! Time comes from an injected [`Clock`] so tests drive leases and windows without sleeping.
 //! Units: durations in are seconds where the spec says seconds (or `Duration`s); timestamps
@@ -24,7 +27,10 @@ mod worker;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use connect::{connect, ConnectOptions, Durability};
 pub use error::{Error, Result};
-pub use queue::{EnqueueItem, PartialStream, Queue};
+pub use queue::{
+    DequeueOptions, Dequeued, EnqueueItem, PartialStream, Queue, WorkflowJobRecord, WorkflowJobSpec,
+    WorkflowJobs, WorkflowOptions, DEFAULT_MAX_ATTEMPTS, DEFAULT_WORKFLOW_QUEUE,
+};
 pub use url::StoreUrl;
 pub use worker::{
     handler, CancelReason, Handler, HandlerError, HandlerFuture, HandlerResult, JobContext, TaskOptions,
@@ -33,9 +39,10 @@ pub use worker::{
 
 /// The engine's model and store traits, re-exported.
 pub use flexiq_core as core;
+pub use flexiq_core::store::WorkflowServes;
 pub use flexiq_core::{
-    AckOutcome, Backoff, ClaimedJob, DeadJob, EffectiveRetention, EnqueueOptions, Fence, Job, JobDag,
-    JobError, JobFilter, JobId, JobStatus, LogEntry, MetricBucket, MetricRow, Page, Partial, ReplayEntry,
-    Retention, RetentionPreview, RetentionTable, Stats, Store, TaskAggregate, WorkerInfo,
+    AckOutcome, Backoff, ClaimedJob, DeadJob, EffectiveRetention, EnqueueOptions, FairnessPath, Fence, Job,
+    JobDag, JobError, JobFilter, JobId, JobStatus, LogEntry, MetricBucket, MetricRow, Page, Partial,
+    ReplayEntry, Retention, RetentionPreview, RetentionTable, Stats, Store, TaskAggregate, WorkerInfo,
 };
 pub use tokio_util::sync::CancellationToken;

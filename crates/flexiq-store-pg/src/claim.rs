@@ -46,15 +46,19 @@ pub(crate) fn claim_sql(limited: bool) -> String {
     )
 }
 
-const LOCK_LIMITED: &str = "SELECT queue, rate_count, rate_per_ms, tokens, tokens_at, concurrency \
+/// Locks the state rows of the limited, unpaused queues among `$2` (empty: all) of namespace
+/// `$1`, in queue order.
+pub(crate) const LOCK_LIMITED: &str =
+    "SELECT queue, rate_count, rate_per_ms, tokens, tokens_at, concurrency \
     FROM {S}.queues WHERE namespace = $1 AND (cardinality($2::text[]) = 0 OR queue = ANY($2::text[])) \
       AND NOT paused AND (rate_count IS NOT NULL OR concurrency IS NOT NULL) \
     ORDER BY queue FOR UPDATE";
 
-struct Limited {
-    queue: String,
+/// A limited queue's grant for one claim, decided under its state row lock.
+pub(crate) struct Limited {
+    pub(crate) queue: String,
     rate: Option<(RateLimit, TokenBucket)>,
-    granted: u32,
+    pub(crate) granted: u32,
 }
 
 impl PgStore {
@@ -137,7 +141,7 @@ impl PgStore {
     }
 
     /// Caps for limited queues, computed under their row locks.
-    async fn limited_caps(
+    pub(crate) async fn limited_caps(
         &self,
         c: &crate::db::Conn,
         rows: &[Row],
@@ -187,7 +191,7 @@ impl PgStore {
     }
 
     /// Gives back tokens granted but not used, and stores each bucket.
-    async fn settle_tokens(
+    pub(crate) async fn settle_tokens(
         &self,
         c: &crate::db::Conn,
         limited: &mut [Limited],

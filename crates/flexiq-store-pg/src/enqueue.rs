@@ -1,10 +1,12 @@
 //! Enqueue: one multi-row statement (UNNEST arrays) per batch, or `COPY` for large ones.
 //!
-//! A batch without unique keys, dependencies or an admission cap is a single autocommitted
-//! statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short transaction instead, see
-//! `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts every row.
-//! Batches that need more (dedupe against live jobs, dependency edges, `max_pending` checked
-//! under the queue's row lock) run the same insert inside a transaction after those checks.
+//! A batch without unique keys, workflow stages, dependencies or an admission cap is a single
+//! autocommitted statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short transaction
+//! instead, see `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts
+//! every row.
+//! Batches that need more (dedupe against live jobs, a (run, stage) pair that must not have a
+//! row yet, dependency edges, `max_pending` checked under the queue's row lock) run the same
+//! insert inside a transaction after those checks.
 //!
 //! The batch's own rules (valid jobs, no id twice, dependencies only on earlier jobs) are
 //! `EnqueueRequest::validate` in core. A job with dependencies starts where
@@ -23,28 +25,30 @@ use uuid::Uuid;
 use crate::db::{i64_of, jid, uid, Conn};
 use crate::row::{code, status};
 use crate::store::PgStore;
+use crate::workflow::stage_pair;
 
 /// The inserts of a simple batch; the statement then selects refused (revoked) tasks.
 const FAST_INSERT_CTES: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2::text[])), \
     q AS (INSERT INTO {S}.queues (namespace, queue) SELECT $1, x FROM unnest($3::text[]) AS x \
           WHERE NOT EXISTS (SELECT 1 FROM rev) ON CONFLICT DO NOTHING), \
     ins AS (INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
-          backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id) \
+          backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, \
+          workflow_version) \
         SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, 0, u.max_retries, u.bb, u.bm, $4, u.run_at, \
-          u.timeout, u.metadata, u.grp, u.wr, u.ws \
+          u.timeout, u.metadata, u.grp, u.wr, u.ws, u.wv \
         FROM unnest($5::uuid[], $6::text[], $7::text[], $8::bytea[], $9::int4[], $10::int4[], $11::int8[], \
-          $12::int8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::text[], $18::text[]) \
-          AS u(id, queue, task, payload, priority, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws) \
+          $12::int8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[]) \
+          AS u(id, queue, task, payload, priority, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws, wv) \
         WHERE NOT EXISTS (SELECT 1 FROM rev))";
 
 /// The statement for a simple batch: refused tasks come back as rows. With `notify`, it also
-/// sends the work NOTIFY (`$19` channel, `$20` payload) when nothing was refused; that row
+/// sends the work NOTIFY (`$20` channel, `$21` payload) when nothing was refused; that row
 /// has a NULL task.
 fn fast_insert_sql(notify: bool) -> String {
     let mut sql = format!("{FAST_INSERT_CTES} SELECT task FROM rev");
     if notify {
         sql.push_str(
-            " UNION ALL SELECT NULL::text FROM (SELECT pg_notify($19, $20)) AS n WHERE NOT EXISTS (SELECT 1 FROM rev)",
+            " UNION ALL SELECT NULL::text FROM (SELECT pg_notify($20, $21)) AS n WHERE NOT EXISTS (SELECT 1 FROM rev)",
         );
     }
     sql
@@ -52,16 +56,16 @@ fn fast_insert_sql(notify: bool) -> String {
 
 const FULL_INSERT: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
       backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
-      workflow_stage_id, unique_key, depends_on, has_dependents, finished_at, last_error) \
+      workflow_stage_id, unique_key, depends_on, has_dependents, finished_at, last_error, workflow_version) \
     SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, u.status, u.max_retries, u.bb, u.bm, $2, u.run_at, \
       u.timeout, u.metadata, u.grp, u.wr, u.ws, u.ukey, \
       CASE WHEN u.deps = '' THEN '{}'::uuid[] ELSE string_to_array(u.deps, ',')::uuid[] END, \
-      u.has_deps, u.finished_at, u.last_error \
+      u.has_deps, u.finished_at, u.last_error, u.wv \
     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bytea[], $7::int4[], $8::int2[], $9::int4[], $10::int8[], \
       $11::int8[], $12::int8[], $13::int8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
-      $19::text[], $20::bool[], $21::int8[], $22::text[]) \
+      $19::text[], $20::bool[], $21::int8[], $22::text[], $23::text[]) \
       AS u(id, queue, task, payload, priority, status, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws, \
-        ukey, deps, has_deps, finished_at, last_error) \
+        ukey, deps, has_deps, finished_at, last_error, wv) \
     ON CONFLICT DO NOTHING RETURNING id";
 
 /// Column arrays of the common insert fields.
@@ -81,6 +85,7 @@ struct Cols {
     grp: Vec<Option<String>>,
     wr: Vec<Option<String>>,
     ws: Vec<Option<String>>,
+    wv: Vec<Option<String>>,
 }
 
 impl Cols {
@@ -100,6 +105,7 @@ impl Cols {
         self.grp.push(j.group_key);
         self.wr.push(j.workflow_run_id);
         self.ws.push(j.workflow_stage_id);
+        self.wv.push(j.workflow_version);
         Ok(())
     }
 }
@@ -116,7 +122,10 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let simple = req.max_pending.is_none()
-            && req.jobs.iter().all(|j| j.unique_key.is_none() && j.depends_on.is_empty());
+            && req
+                .jobs
+                .iter()
+                .all(|j| j.unique_key.is_none() && j.depends_on.is_empty() && stage_pair(j).is_none());
         let c = self.conn().await?;
         if simple {
             // Held until the jobs are published: one simple enqueue at a time sends its work
@@ -178,6 +187,7 @@ impl PgStore {
             &cols.grp,
             &cols.wr,
             &cols.ws,
+            &cols.wv,
         ];
         if notify {
             params.extend([&channel as &(dyn tokio_postgres::types::ToSql + Sync), &payload]);
@@ -330,6 +340,11 @@ impl PgStore {
             if creating.is_empty() {
                 return Ok(out);
             }
+            let stages: Vec<(Uuid, String, String)> = creating
+                .iter()
+                .filter_map(|(id, j)| stage_pair(j).map(|(r, s)| (*id, r.to_string(), s.to_string())))
+                .collect();
+            self.refuse_taken_stages(c, &stages).await?;
             let mut cols = Cols::default();
             let mut ukeys = Vec::with_capacity(creating.len());
             let mut deps_text = Vec::with_capacity(creating.len());
@@ -351,11 +366,15 @@ impl PgStore {
                     &[
                         &ns, &now, &cols.id, &cols.queue, &cols.task, &cols.payload, &cols.priority, &codes,
                         &cols.max_retries, &cols.bb, &cols.bm, &cols.run_at, &cols.timeout, &cols.metadata, &cols.grp,
-                        &cols.wr, &cols.ws, &ukeys, &deps_text, &has_deps, &finished, &last_error,
+                        &cols.wr, &cols.ws, &ukeys, &deps_text, &has_deps, &finished, &last_error, &cols.wv,
                     ],
                 )
                 .await?;
             if inserted.len() != cols.id.len() {
+                // A concurrent enqueue took a unique key or a stage first: name the stage.
+                let got: BTreeSet<Uuid> = inserted.iter().map(|r| r.get(0)).collect();
+                let lost: Vec<_> = stages.into_iter().filter(|(id, _, _)| !got.contains(id)).collect();
+                self.refuse_taken_stages(c, &lost).await?;
                 return Err(Error::backend_retryable(format!(
                     "a concurrent enqueue in namespace {ns} took one of the batch's unique keys; retry the enqueue"
                 )));

@@ -25,9 +25,9 @@ pub(crate) const COPY_MIN_JOBS: usize = 256;
 
 const COPY_JOBS: &str = "COPY {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
     backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
-    workflow_stage_id) FROM STDIN (FORMAT binary)";
+    workflow_stage_id, workflow_version) FROM STDIN (FORMAT binary)";
 
-const COPY_TYPES: [Type; 17] = [
+const COPY_TYPES: [Type; 18] = [
     Type::UUID,
     Type::TEXT,
     Type::TEXT,
@@ -41,6 +41,7 @@ const COPY_TYPES: [Type; 17] = [
     Type::INT8,
     Type::INT8,
     Type::INT8,
+    Type::TEXT,
     Type::TEXT,
     Type::TEXT,
     Type::TEXT,
@@ -122,7 +123,7 @@ impl PgStore {
             pin_mut!(writer);
             for r in &rows {
                 let j = &r.job;
-                let values: [&(dyn ToSql + Sync); 17] = [
+                let values: [&(dyn ToSql + Sync); 18] = [
                     &r.id,
                     &ns,
                     &j.queue,
@@ -140,6 +141,7 @@ impl PgStore {
                     &j.group_key,
                     &j.workflow_run_id,
                     &j.workflow_stage_id,
+                    &j.workflow_version,
                 ];
                 writer.as_mut().write(&values).await.map_err(|e| pg(what, e))?;
             }

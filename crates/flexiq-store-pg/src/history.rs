@@ -142,28 +142,46 @@ impl History for PgStore {
         let u = uid(id)?;
         let ns: &str = &self.ns;
         let new_id = flexiq_core::id::uuid_at(now);
-        let sql = self.sql(
-            "WITH found AS (SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.jobs WHERE namespace = $1 AND id = $2 \
-                          UNION ALL SELECT queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, last_error FROM {S}.archived_jobs WHERE namespace = $1 AND id = $2 \
+        // A copy of a workflow stage keeps its run and stage, so it is refused (`Conflict`)
+        // while that pair still has a live row: only `upsert_stages` replaces a stage's row.
+        let cols =
+            "queue, task, payload, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, \
+            metadata, group_key, workflow_run_id, workflow_stage_id, workflow_version, last_error";
+        let sql = self.sql(&format!(
+            "WITH found AS (SELECT {cols} FROM {{S}}.jobs WHERE namespace = $1 AND id = $2 \
+                          UNION ALL SELECT {cols} FROM {{S}}.archived_jobs WHERE namespace = $1 AND id = $2 \
                           LIMIT 1), \
-             src AS (SELECT * FROM found WHERE NOT EXISTS \
-                 (SELECT 1 FROM {S}.revoked_tasks r WHERE r.namespace = $1 AND r.task = found.task)), \
-             ins AS (INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
-                 backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id) \
+             clash AS (SELECT j.id FROM {{S}}.jobs j, found f WHERE j.namespace = $1 \
+                 AND j.workflow_run_id = f.workflow_run_id AND j.workflow_stage_id = f.workflow_stage_id LIMIT 1), \
+             src AS (SELECT * FROM found WHERE NOT EXISTS (SELECT 1 FROM clash) AND NOT EXISTS \
+                 (SELECT 1 FROM {{S}}.revoked_tasks r WHERE r.namespace = $1 AND r.task = found.task)), \
+             ins AS (INSERT INTO {{S}}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
+                 backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
+                 workflow_stage_id, workflow_version) \
                SELECT $3, $1, queue, task, payload, priority, 0, max_retries, backoff_base_ms, backoff_max_ms, $4, $4, \
-                 timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id FROM src RETURNING id), \
-             rep AS (INSERT INTO {S}.replays (id, namespace, original_job_id, replay_job_id, replayed_at, original_error) \
+                 timeout_ms, metadata, group_key, workflow_run_id, workflow_stage_id, workflow_version FROM src RETURNING id), \
+             rep AS (INSERT INTO {{S}}.replays (id, namespace, original_job_id, replay_job_id, replayed_at, original_error) \
                SELECT $5, $1, $2, $3, $4, last_error FROM src), \
-             q AS (INSERT INTO {S}.queues (namespace, queue) SELECT $1, queue FROM src ON CONFLICT DO NOTHING) \
-             SELECT (SELECT task FROM found), EXISTS (SELECT 1 FROM ins)",
-        );
+             q AS (INSERT INTO {{S}}.queues (namespace, queue) SELECT $1, queue FROM src ON CONFLICT DO NOTHING) \
+             SELECT (SELECT task FROM found), EXISTS (SELECT 1 FROM ins), (SELECT id FROM clash), \
+               (SELECT workflow_run_id FROM found), (SELECT workflow_stage_id FROM found)"
+        ));
         let c = self.conn().await?;
         let r = c.rows("replay job", &sql, &[&ns, &u, &new_id, &now, &new_uuid()]).await?;
         let task: Option<String> = r[0].get(0);
-        match (task, r[0].get::<_, bool>(1)) {
-            (None, _) => return Err(Error::JobNotFound(id.clone())),
-            (Some(task), false) => return Err(Error::TaskRevoked { task }),
-            (Some(_), true) => {}
+        let clash: Option<Uuid> = r[0].get(2);
+        match (task, r[0].get::<_, bool>(1), clash) {
+            (None, _, _) => return Err(Error::JobNotFound(id.clone())),
+            (Some(_), _, Some(existing)) => {
+                let (run, stage): (Option<String>, Option<String>) = (r[0].get(3), r[0].get(4));
+                return Err(crate::workflow::stage_taken(
+                    run.as_deref().unwrap_or_default(),
+                    stage.as_deref().unwrap_or_default(),
+                    existing,
+                ));
+            }
+            (Some(task), false, None) => return Err(Error::TaskRevoked { task }),
+            (Some(_), true, None) => {}
         }
         self.announce(&Effects { work: true, jobs: vec![] });
         Ok(jid(new_id))

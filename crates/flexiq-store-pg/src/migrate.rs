@@ -20,6 +20,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (3, include_str!("migrations/0003_no_due_index.sql")),
     (4, include_str!("migrations/0004_claim_seq.sql")),
     (5, include_str!("migrations/0005_job_counts.sql")),
+    (6, include_str!("migrations/0006_workflow_stages.sql")),
 ];
 
 /// The schema version this build needs.

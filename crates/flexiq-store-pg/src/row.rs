@@ -12,7 +12,7 @@ use crate::error::corrupt;
 pub(crate) const JOB_COLS: &str = "id, namespace, queue, task, payload, priority, status, attempt, \
     max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, started_at, heartbeat_at, \
     finished_at, worker_id, result, last_error, unique_key, metadata, progress, timeout_ms, \
-    cancel_requested, depends_on, group_key, workflow_run_id, workflow_stage_id, claim_seq";
+    cancel_requested, depends_on, group_key, workflow_run_id, workflow_stage_id, claim_seq, workflow_version";
 
 /// [`JOB_COLS`] qualified with a table alias (`j.id, j.namespace, ...`).
 pub(crate) fn job_cols(alias: &str) -> String {
@@ -118,6 +118,7 @@ pub(crate) fn job(r: &Row) -> Result<Job> {
         workflow_run_id: r.get(26),
         workflow_stage_id: r.get(27),
         claim_seq: u64_of(r.get(28), "claim_seq")?,
+        workflow_version: r.get(29),
     })
 }
 

@@ -10,11 +10,18 @@ use crate::row::{int, text};
 use crate::store::Ctx;
 
 /// The optional text fields a job hash stores when set (besides the unique key and the
-/// dependencies, which the general script also acts on), by field name.
+/// dependencies, which the general script also acts on), by field name. `enqueue.lua` also
+/// reads the run (`wr`) and stage (`ws`): it checks the pair and indexes the run.
 pub(crate) fn optional_fields(j: &NewJob) -> impl Iterator<Item = (&'static str, &str)> {
-    [("m", &j.metadata), ("g", &j.group_key), ("wr", &j.workflow_run_id), ("ws", &j.workflow_stage_id)]
-        .into_iter()
-        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+    [
+        ("m", &j.metadata),
+        ("g", &j.group_key),
+        ("wr", &j.workflow_run_id),
+        ("ws", &j.workflow_stage_id),
+        ("wv", &j.workflow_version),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
 }
 
 /// Builds the enqueue script's arguments for `jobs`.

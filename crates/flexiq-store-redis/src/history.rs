@@ -152,6 +152,7 @@ impl History for RedisStore {
             group_key: job.group_key.clone(),
             workflow_run_id: job.workflow_run_id.clone(),
             workflow_stage_id: job.workflow_stage_id.clone(),
+            workflow_version: job.workflow_version.clone(),
             ..Default::default()
         };
         let new = NewJob::build(&job.task, job.payload.clone(), opts, now)?;

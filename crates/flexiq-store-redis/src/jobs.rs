@@ -32,6 +32,22 @@ fn event_of(kind: &AckKind, fence: Fence) -> Event {
     }
 }
 
+/// Parses a claim reply (`take.lua`'s): per claimed job its id, then its fields in
+/// [`row::JOB_FIELDS`] order with the claim applied.
+pub(crate) fn claimed(namespace: &str, reply: fred::types::Value) -> Result<Vec<ClaimedJob>> {
+    let reply = reply.into_array();
+    let mut out = Vec::with_capacity(reply.len() / 2);
+    let mut it = reply.into_iter();
+    while let (Some(id), Some(fields)) = (it.next(), it.next()) {
+        let id = text(&id).unwrap_or_default();
+        let job = row::job_from_fields(namespace, &id, fields.into_array())?
+            .ok_or_else(|| Error::backend(format!("claimed job {id} vanished")))?;
+        let fence = job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
+        out.push(ClaimedJob { job, fence });
+    }
+    Ok(out)
+}
+
 impl RedisStore {
     /// Applies one lease event to every id; returns the ids it applied to.
     /// `applies` re-checks each job as read inside the transaction, so a job that finished
@@ -204,18 +220,8 @@ impl JobStore for RedisStore {
         let mut a =
             vec![n(req.now), n(i64::from(req.limit)), s(req.worker_id.clone()), n(req.queues.len() as i64)];
         a.extend(req.queues.iter().map(|q| s(q.clone())));
-        let reply =
-            self.ctx.conn.script(&self.ctx.conn.scripts.claim, &self.ctx.keys.base, a).await?.into_array();
-        let mut out = Vec::with_capacity(reply.len() / 2);
-        let mut it = reply.into_iter();
-        while let (Some(id), Some(fields)) = (it.next(), it.next()) {
-            let id = text(&id).unwrap_or_default();
-            let job = row::job_from_fields(&self.ctx.ns, &id, fields.into_array())?
-                .ok_or_else(|| Error::backend(format!("claimed job {id} vanished")))?;
-            let fence =
-                job.fence().ok_or_else(|| Error::backend(format!("claimed job {id} is not running")))?;
-            out.push(ClaimedJob { job, fence });
-        }
+        let reply = self.ctx.conn.script(&self.ctx.conn.scripts.claim, &self.ctx.keys.base, a).await?;
+        let out = claimed(&self.ctx.ns, reply)?;
         if !out.is_empty() {
             self.ctx.waker.job_changed();
         }

@@ -13,8 +13,8 @@
 //!
 //! Each core store trait is implemented in the file of its name: `jobs.rs` (`JobStore`),
 //! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
-//! `settings.rs`, `leadership.rs`, `maintenance.rs` and `schema.rs`; the rest are the parts
-//! they share.
+//! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs` and `workflow.rs`
+//! (`Workflows`); the rest are the parts they share.
 
 mod backfill;
 mod complete;
@@ -39,6 +39,7 @@ mod settings;
 mod store;
 mod transact;
 mod wake;
+mod workflow;
 
 use std::sync::atomic::Ordering;
 

@@ -136,9 +136,9 @@ pub(crate) fn strings(v: Value) -> Vec<String> {
 
 /// Every field a [`Job`] is built from, in the order `prelude.lua`'s `JOB_FIELDS` lists
 /// them (claims return an `HMGET` of these, so no field names travel with each job).
-pub(crate) const JOB_FIELDS: [&str; 27] = [
+pub(crate) const JOB_FIELDS: [&str; 28] = [
     "q", "t", "p", "pr", "st", "a", "mr", "bb", "bm", "c", "r", "sa", "hb", "f", "w", "res", "e", "u", "m",
-    "pg", "to", "cr", "d", "g", "wr", "ws", "cs",
+    "pg", "to", "cr", "d", "g", "wr", "ws", "cs", "wv",
 ];
 
 /// Parses an `HGETALL` reply of a job hash; `None` when empty.
@@ -207,6 +207,7 @@ pub(crate) fn job_from_fields(namespace: &str, id: &str, mut f: Vec<Value>) -> R
         group_key: t(23),
         workflow_run_id: t(24),
         workflow_stage_id: t(25),
+        workflow_version: t(27),
         claim_seq: claim_seq(&f[26], attempt),
     }))
 }
@@ -248,6 +249,7 @@ mod tests {
             ("sa", "12"),
             ("d", "a,b"),
             ("cr", "1"),
+            ("wv", "v3"),
         ]
         .into_iter()
         .flat_map(|(k, v)| [Value::from(k), Value::from(v)])
@@ -260,6 +262,7 @@ mod tests {
         assert_eq!(j.payload, b"hi");
         assert_eq!(j.depends_on.len(), 2);
         assert!(j.cancel_requested);
+        assert_eq!(j.workflow_version.as_deref(), Some("v3"));
         assert!(job_from_hash("ns", "x", Value::Array(vec![])).unwrap().is_none());
     }
 }

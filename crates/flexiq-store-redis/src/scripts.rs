@@ -5,12 +5,15 @@
 //! `CLAIMABLE` and `TERMINAL` are the sets `JobStatus::is_claimable` and `is_terminal` describe,
 //! and `DEP` holds `DependencyClass::of` for each code (`'m'` met, `'o'` open, `'f'` failed), the
 //! verdict an enqueue applies to the dependency statuses it reads. The general scripts then carry
-//! `prelude.lua`'s shared helpers; `enqueue_plain.lua` runs with the header alone.
+//! `prelude.lua`'s shared helpers; `enqueue_plain.lua` runs with the header alone. The two
+//! scripts that claim (`claim.lua` and `workflow.lua`'s fair claim) also carry `take.lua`, the
+//! one claim step, so a job is claimed the same way by either.
 
 use flexiq_core::start::DependencyClass;
 use flexiq_core::JobStatus;
 
 const PRELUDE: &str = include_str!("lua/prelude.lua");
+const TAKE: &str = include_str!("lua/take.lua");
 
 /// One script: its source (header and prelude included) and SHA-1.
 #[derive(Debug)]
@@ -23,6 +26,11 @@ impl Script {
     /// A script with the generated header and the prelude.
     fn new(header: &str, body: &str) -> Self {
         Script::from_src(format!("{header}{PRELUDE}\n{body}"))
+    }
+
+    /// A script with the generated header, the prelude and the claim step.
+    fn claiming(header: &str, body: &str) -> Self {
+        Script::from_src(format!("{header}{PRELUDE}\n{TAKE}\n{body}"))
     }
 
     /// A script with the generated header only (it defines the rest it uses itself).
@@ -47,6 +55,7 @@ pub(crate) struct Scripts {
     pub(crate) archive: Script,
     pub(crate) retention: Script,
     pub(crate) small: Script,
+    pub(crate) workflow: Script,
 }
 
 impl Scripts {
@@ -55,16 +64,17 @@ impl Scripts {
         Scripts {
             enqueue: Script::new(&h, include_str!("lua/enqueue.lua")),
             enqueue_plain: Script::bare(&h, include_str!("lua/enqueue_plain.lua")),
-            claim: Script::new(&h, include_str!("lua/claim.lua")),
+            claim: Script::claiming(&h, include_str!("lua/claim.lua")),
             commit: Script::new(&h, include_str!("lua/commit.lua")),
             complete: Script::new(&h, include_str!("lua/complete.lua")),
             archive: Script::new(&h, include_str!("lua/archive.lua")),
             retention: Script::new(&h, include_str!("lua/retention.lua")),
             small: Script::new(&h, include_str!("lua/small.lua")),
+            workflow: Script::claiming(&h, include_str!("lua/workflow.lua")),
         }
     }
 
-    pub(crate) fn all(&self) -> [&Script; 8] {
+    pub(crate) fn all(&self) -> [&Script; 9] {
         [
             &self.enqueue,
             &self.enqueue_plain,
@@ -74,6 +84,7 @@ impl Scripts {
             &self.archive,
             &self.retention,
             &self.small,
+            &self.workflow,
         ]
     }
 }

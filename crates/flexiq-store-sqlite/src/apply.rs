@@ -222,9 +222,9 @@ fn write_next(
         conn.prepare_cached(
             "INSERT INTO dead_letters (id, ns, original_job_id, queue, task, payload, error, retry_count,
                 failed_at, metadata, priority, max_retries, backoff_base, backoff_max, timeout_ms,
-                group_key, wf_run, wf_stage)
+                group_key, wf_run, wf_stage, wf_version)
              SELECT ?1, ns, id, queue, task, payload, last_error, attempt, ?2, metadata, priority,
-                max_retries, backoff_base, backoff_max, timeout_ms, group_key, wf_run, wf_stage
+                max_retries, backoff_base, backoff_max, timeout_ms, group_key, wf_run, wf_stage, wf_version
              FROM jobs WHERE id = ?3",
         )
         .db()?

@@ -57,21 +57,35 @@ pub(crate) fn claimable_queues(conn: &Connection, ns: &str) -> Result<Vec<String
     rows.collect::<rusqlite::Result<_>>().db()
 }
 
+/// The columns a claim reads of a candidate row, from `jobs` (see [`candidate_from_row`]).
+pub(crate) fn candidate_select() -> String {
+    format!("SELECT has_dependents, {JOB_COLS}, rowid FROM jobs")
+}
+
 /// The claim query of one queue: claimable rows due by `now`, in claim order.
 pub(crate) fn claim_sql() -> String {
     format!(
-        "SELECT has_dependents, {JOB_COLS}, rowid FROM jobs
-         WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6) AND run_at <= ?3
-         ORDER BY priority DESC, run_at, id LIMIT ?4"
+        "{} WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6) AND run_at <= ?3
+         ORDER BY priority DESC, run_at, id LIMIT ?4",
+        candidate_select()
     )
 }
 
-struct Candidate {
-    queue: usize,
+/// A claimable row read for a claim.
+pub(crate) struct Candidate {
+    /// Index of its queue in the claim's queue list.
+    pub(crate) queue: usize,
     rowid: i64,
     has_dependents: bool,
-    job: Job,
+    /// The job as read.
+    pub(crate) job: Job,
     has_deps: bool,
+}
+
+/// Builds a [`Candidate`] of queue `queue` from a row of [`candidate_select`].
+pub(crate) fn candidate_from_row(r: &rusqlite::Row<'_>, queue: usize) -> rusqlite::Result<Candidate> {
+    let (job, has_deps) = job_from_row(r, 1)?;
+    Ok(Candidate { queue, rowid: r.get(1 + JOB_COL_COUNT)?, has_dependents: r.get(0)?, job, has_deps })
 }
 
 fn candidates(
@@ -83,18 +97,7 @@ fn candidates(
     limit: u32,
 ) -> Result<Vec<Candidate>> {
     let mut stmt = conn.prepare_cached(&claim_sql()).db()?;
-    let rows = stmt
-        .query_map((ns, queue, now, limit), |r| {
-            let (job, has_deps) = job_from_row(r, 1)?;
-            Ok(Candidate {
-                queue: qi,
-                rowid: r.get(1 + JOB_COL_COUNT)?,
-                has_dependents: r.get(0)?,
-                job,
-                has_deps,
-            })
-        })
-        .db()?;
+    let rows = stmt.query_map((ns, queue, now, limit), |r| candidate_from_row(r, qi)).db()?;
     rows.collect::<rusqlite::Result<_>>().db()
 }
 
@@ -106,6 +109,45 @@ fn save_bucket(conn: &Connection, ns: &str, queue: &str, b: TokenBucket) -> Resu
     Ok(())
 }
 
+/// What one queue admits to a claim: how many jobs it may give, and the rate bucket they were
+/// taken from (settled once the claim knows how many it used).
+pub(crate) struct Grant {
+    /// Jobs the queue may give (0 when paused, at its concurrency cap or out of tokens).
+    pub(crate) budget: u32,
+    /// The queue's bucket after granting, and how many tokens were granted.
+    bucket: Option<(TokenBucket, u32)>,
+}
+
+/// Asks queue `queue` of `ns` for up to `limit` jobs: pause, concurrency cap, then rate limit.
+/// Needs an operation queued with `needs_counts` (it reads the running count).
+pub(crate) fn admit(ctx: &WriteCtx<'_>, ns: &str, queue: &str, limit: u32, now: i64) -> Result<Grant> {
+    let row = queue_row(ctx.conn, ns, queue)?;
+    if row.paused {
+        return Ok(Grant { budget: 0, bucket: None });
+    }
+    let mut budget = limit;
+    if let Some(cap) = row.concurrency {
+        let running = ctx.count(ns, queue, JobStatus::Running)?;
+        budget = budget.min(u32::try_from((i64::from(cap) - running).max(0)).unwrap_or(0));
+    }
+    if budget == 0 {
+        return Ok(Grant { budget, bucket: None });
+    }
+    let Some(rate) = row.rate else { return Ok(Grant { budget, bucket: None }) };
+    let mut bucket = row.bucket.unwrap_or_else(|| TokenBucket::full(rate, now));
+    let granted = bucket.take(rate, budget, now);
+    Ok(Grant { budget: granted, bucket: Some((bucket, granted)) })
+}
+
+impl Grant {
+    /// Gives back the tokens granted beyond the `used` jobs and saves the queue's bucket.
+    pub(crate) fn settle(self, conn: &Connection, ns: &str, queue: &str, used: u32) -> Result<()> {
+        let Some((mut bucket, granted)) = self.bucket else { return Ok(()) };
+        bucket.tokens += f64::from(granted.saturating_sub(used));
+        save_bucket(conn, ns, queue, bucket)
+    }
+}
+
 /// Claims up to `req.limit` jobs of `ns`.
 pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
     let conn: &Connection = ctx.conn;
@@ -114,31 +156,13 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
     queues.dedup();
     let now = req.now;
     let mut found: Vec<Candidate> = Vec::new();
-    let mut buckets: Vec<Option<(RateLimit, TokenBucket, u32)>> = Vec::with_capacity(queues.len());
+    let mut grants: Vec<Grant> = Vec::with_capacity(queues.len());
     for (qi, q) in queues.iter().enumerate() {
-        buckets.push(None);
-        let row = queue_row(conn, ns, q)?;
-        if row.paused {
-            continue;
+        let grant = admit(ctx, ns, q, req.limit, now)?;
+        if grant.budget > 0 {
+            found.extend(candidates(conn, ns, qi, q, now, grant.budget)?);
         }
-        let mut budget = req.limit;
-        if let Some(cap) = row.concurrency {
-            let running = ctx.count(ns, q, JobStatus::Running)?;
-            budget = budget.min(u32::try_from((i64::from(cap) - running).max(0)).unwrap_or(0));
-        }
-        if budget == 0 {
-            continue;
-        }
-        if let Some(limit) = row.rate {
-            let mut bucket = row.bucket.unwrap_or_else(|| TokenBucket::full(limit, now));
-            budget = bucket.take(limit, budget, now);
-            buckets[qi] = Some((limit, bucket, budget));
-            if budget == 0 {
-                save_bucket(conn, ns, q, bucket)?;
-                continue;
-            }
-        }
-        found.extend(candidates(conn, ns, qi, q, now, budget)?);
+        grants.push(grant);
     }
     if queues.len() > 1 {
         found.sort_by(|a, b| {
@@ -150,13 +174,23 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
         });
         found.truncate(req.limit as usize);
     }
-    for (qi, slot) in buckets.iter_mut().enumerate() {
-        if let Some((_, mut bucket, granted)) = slot.take() {
-            let used = found.iter().filter(|c| c.queue == qi).count() as u32;
-            bucket.tokens += f64::from(granted.saturating_sub(used));
-            save_bucket(conn, ns, &queues[qi], bucket)?;
-        }
+    for (qi, grant) in grants.into_iter().enumerate() {
+        let used = found.iter().filter(|c| c.queue == qi).count() as u32;
+        grant.settle(conn, ns, &queues[qi], used)?;
     }
+    take(ctx, ns, found, now, &req.worker_id)
+}
+
+/// Moves each candidate through the state machine's claim and writes the claims: attempt and
+/// claim sequence up by one, started and heartbeat now, the worker stamped, counters moved.
+/// Every claim of this crate, plain or fair, ends here, so their jobs ack and heartbeat alike.
+pub(crate) fn take(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    found: Vec<Candidate>,
+    now: i64,
+    worker_id: &str,
+) -> Result<Vec<ClaimedJob>> {
     let mut claimed = Vec::with_capacity(found.len());
     let mut decided = Vec::with_capacity(found.len());
     for c in found {
@@ -183,14 +217,14 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
         job.attempt = next.attempt;
         job.started_at = next.started_at;
         job.heartbeat_at = next.started_at;
-        job.worker_id = Some(req.worker_id.clone());
+        job.worker_id = Some(worker_id.to_string());
         job.claim_seq = claim_seq;
         let fence = Fence { attempt: next.attempt, started_at: now, claim_seq };
         claimed.push((ClaimedJob { job, fence }, c.has_deps));
         decided.push((st, next));
     }
-    apply_claims(ctx, ns, &decided, now, &req.worker_id)?;
+    apply_claims(ctx, ns, &decided, now, worker_id)?;
     let (jobs, flags): (Vec<_>, Vec<_>) = claimed.into_iter().map(|(c, d)| ((c.job, d), c.fence)).unzip();
-    let jobs = fill_deps(conn, jobs)?;
+    let jobs = fill_deps(ctx.conn, jobs)?;
     Ok(jobs.into_iter().zip(flags).map(|(job, fence)| ClaimedJob { job, fence }).collect())
 }

@@ -94,7 +94,7 @@ impl DeadLetters for SqliteStore {
                 .conn
                 .prepare_cached(
                     "SELECT queue, task, payload, priority, max_retries, backoff_base, backoff_max,
-                        timeout_ms, metadata, group_key, wf_run, wf_stage
+                        timeout_ms, metadata, group_key, wf_run, wf_stage, wf_version
                      FROM dead_letters WHERE id = ?1 AND ns = ?2",
                 )
                 .db()?
@@ -115,6 +115,7 @@ impl DeadLetters for SqliteStore {
                         group_key: r.get(9)?,
                         workflow_run_id: r.get(10)?,
                         workflow_stage_id: r.get(11)?,
+                        workflow_version: r.get(12)?,
                     })
                 })
                 .optional()

@@ -3,6 +3,10 @@
 //! Where a job with dependencies starts is [`flexiq_core::start::starting`]'s verdict over the
 //! dependencies' statuses, read in this transaction; a failed dependency's cancellation is its
 //! follow-up event, applied through the same transition path as every other status change.
+//! A workflow stage holds at most one live row: a job naming a (run, stage) pair that already
+//! has one is `Conflict`, checked before the insert in the same transaction.
+
+use std::collections::HashMap;
 
 use flexiq_core::start::starting;
 use flexiq_core::store::{EnqueueRequest, Enqueued};
@@ -16,8 +20,8 @@ use crate::writer::WriteCtx;
 
 const INSERT_HEAD: &str = "INSERT INTO jobs (id, ns, queue, task, payload, priority, status, attempt,
     max_retries, backoff_base, backoff_max, created_at, run_at, unique_key, metadata, timeout_ms, has_deps,
-    group_key, wf_run, wf_stage) VALUES ";
-const INSERT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    group_key, wf_run, wf_stage, wf_version) VALUES ";
+const INSERT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 /// Rows per multi-row INSERT: fewer statements per job on the bulk path.
 const ROWS_PER_INSERT: usize = 32;
@@ -34,7 +38,12 @@ fn insert_sql(rows: usize) -> String {
 }
 
 /// Inserts `rows` with as few statements as possible; a duplicate id is `Conflict` naming it.
-fn insert_rows(conn: &Connection, ns: &str, now: i64, rows: &[(&NewJob, JobStatus)]) -> Result<()> {
+pub(crate) fn insert_rows(
+    conn: &Connection,
+    ns: &str,
+    now: i64,
+    rows: &[(&NewJob, JobStatus)],
+) -> Result<()> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
         let mut stmt = conn.prepare_cached(&insert_sql(chunk.len())).db()?;
         let mut i = 0;
@@ -62,6 +71,7 @@ fn insert_rows(conn: &Connection, ns: &str, now: i64, rows: &[(&NewJob, JobStatu
             bind(&j.group_key)?;
             bind(&j.workflow_run_id)?;
             bind(&j.workflow_stage_id)?;
+            bind(&j.workflow_version)?;
         }
         if let Err(e) = stmt.raw_execute() {
             if is_unique_violation(&e) {
@@ -101,7 +111,7 @@ fn any_revoked(conn: &Connection, ns: &str) -> Result<bool> {
 /// `TaskRevoked` naming the first revoked task of the batch, before anything is written, so
 /// a batch with one revoked task is refused whole. Retries of dead letters and replays enqueue
 /// through here too.
-fn refuse_revoked(conn: &Connection, ns: &str, jobs: &[NewJob]) -> Result<()> {
+pub(crate) fn refuse_revoked(conn: &Connection, ns: &str, jobs: &[NewJob]) -> Result<()> {
     if !any_revoked(conn, ns)? {
         return Ok(());
     }
@@ -127,6 +137,22 @@ fn live_unique(conn: &Connection, ns: &str, key: &str) -> Result<Option<String>>
     .query_row((ns, key), |r| r.get(0))
     .optional()
     .db()
+}
+
+/// The live job holding stage `?3` of workflow run `?2` in `?1`.
+pub(crate) const STAGE_HOLDER: &str =
+    "SELECT id FROM jobs WHERE ns = ?1 AND wf_run = ?2 AND wf_stage = ?3 AND wf_run IS NOT NULL";
+
+/// The live job holding stage `stage` of workflow run `run` in `ns`, if any.
+fn stage_holder(conn: &Connection, ns: &str, run: &str, stage: &str) -> Result<Option<String>> {
+    conn.prepare_cached(STAGE_HOLDER).db()?.query_row((ns, run, stage), |r| r.get(0)).optional().db()
+}
+
+/// `Conflict` for a job naming a stage that already has a row (only `upsert_stages` replaces).
+fn stage_taken(run: &str, stage: &str, holder: &str) -> Error {
+    Error::Conflict(format!(
+        "stage {stage} of workflow run {run} already has job {holder}: only enqueue_parallel (upsert_stages) replaces it"
+    ))
 }
 
 fn dep_status(conn: &Connection, ns: &str, id: &JobId) -> Result<Option<JobStatus>> {
@@ -156,12 +182,24 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
     }
     let mut out = Vec::with_capacity(req.jobs.len());
     let mut buffered: Vec<(&NewJob, JobStatus)> = Vec::new();
+    // Stages this batch inserts, beside those already in the table: rows still buffered are
+    // not visible to `stage_holder` yet.
+    let mut stages: HashMap<(&str, &str), &str> = HashMap::new();
     for j in &req.jobs {
         if let Some(key) = &j.unique_key {
             if let Some(id) = live_unique(conn, ns, key)? {
                 out.push(Enqueued { id: JobId::from_trusted(id), created: false });
                 continue;
             }
+        }
+        if let (Some(run), Some(stage)) = (j.workflow_run_id.as_deref(), j.workflow_stage_id.as_deref()) {
+            if let Some(holder) = stages.get(&(run, stage)) {
+                return Err(stage_taken(run, stage, holder));
+            }
+            if let Some(holder) = stage_holder(conn, ns, run, stage)? {
+                return Err(stage_taken(run, stage, &holder));
+            }
+            stages.insert((run, stage), j.id.as_str());
         }
         out.push(Enqueued { id: j.id.clone(), created: true });
         // No dependencies: `starting` says ready, so the row goes in `pending` with the batch.

@@ -167,6 +167,7 @@ impl History for SqliteStore {
                 group_key: old.group_key,
                 workflow_run_id: old.workflow_run_id,
                 workflow_stage_id: old.workflow_stage_id,
+                workflow_version: old.workflow_version,
             };
             let new_id = job.id.clone();
             enqueue::enqueue(ctx, &ns, &EnqueueRequest { jobs: vec![job], max_pending: None, now })?;

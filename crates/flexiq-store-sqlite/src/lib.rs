@@ -15,8 +15,9 @@
 //!
 //! Each core store trait is implemented in a file of its name: `jobs.rs` ([`JobStore`]),
 //! `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`,
-//! `maintenance.rs` and `schema.rs` (which also holds the migrations). Each method checks its
-//! request with the request's own `validate()` from core before touching the file.
+//! `maintenance.rs`, `schema.rs` (which also holds the migrations) and `workflow.rs` (with the
+//! fair claim in `workflow_claim.rs`). Each method checks its request with the request's own
+//! `validate()` from core before touching the file.
 //!
 //! [`JobStore`]: flexiq_core::store::JobStore
 //!
@@ -47,6 +48,8 @@ mod settings;
 mod store;
 mod wait;
 mod wake;
+mod workflow;
+mod workflow_claim;
 mod writer;
 
 pub mod query_plans;

@@ -21,7 +21,8 @@ fn q(name: &str, sql: impl Into<String>) -> PlannedQuery {
 }
 
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
-/// the ack lookup, the sweeps, the counters and the wake generation.
+/// the ack lookup, the sweeps, the counters, the wake generation, and the workflow lookups and
+/// fair claim steps.
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -43,6 +44,17 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("dead letters keyset page", crate::dead::dead_page_sql(true)),
         q("archive keyset first page", archived_page_sql("ns", None, 10).0),
         q("archive keyset page", archived_page_sql("ns", Some(&cursor), 10).0),
+        q("stage holder of an enqueue", crate::enqueue::STAGE_HOLDER),
+        q("stage lookup", crate::workflow::stage_sql()),
+        q("jobs of a run", crate::workflow::run_jobs_sql()),
+        q("unstarted jobs of a run", crate::workflow::RUN_UNSTARTED),
+        q("fair claim best job", crate::workflow_claim::best_sql()),
+        q("fair claim best job of a group", crate::workflow_claim::best_in_group_sql()),
+        q("fair claim first group", crate::workflow_claim::FIRST_GROUP),
+        q("fair claim next group", crate::workflow_claim::NEXT_GROUP),
+        q("fair claim running of a group", crate::workflow_claim::GROUP_RUNNING),
+        q("fair claim running with a group", crate::workflow_claim::GROUPED_RUNNING),
+        q("fair claim cursor", crate::workflow_claim::READ_CURSOR),
     ];
     let filters = [
         ("", JobFilter::default()),

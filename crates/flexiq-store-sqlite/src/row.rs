@@ -15,10 +15,10 @@ use crate::error::SqlResultExt;
 pub(crate) const JOB_COLS: &str = "id, ns, queue, task, payload, priority, status, attempt, max_retries, \
     backoff_base, backoff_max, created_at, run_at, started_at, heartbeat_at, finished_at, worker_id, \
     result, last_error, unique_key, metadata, progress, timeout_ms, cancel_requested, group_key, \
-    wf_run, wf_stage, claim_seq, has_deps";
+    wf_run, wf_stage, wf_version, claim_seq, has_deps";
 
 /// How many columns [`JOB_COLS`] names.
-pub(crate) const JOB_COL_COUNT: usize = 29;
+pub(crate) const JOB_COL_COUNT: usize = 30;
 
 fn status_at(r: &Row<'_>, i: usize) -> rusqlite::Result<JobStatus> {
     let code: u8 = r.get(i)?;
@@ -57,9 +57,10 @@ pub(crate) fn job_from_row(r: &Row<'_>, o: usize) -> rusqlite::Result<(Job, bool
         group_key: r.get(o + 24)?,
         workflow_run_id: r.get(o + 25)?,
         workflow_stage_id: r.get(o + 26)?,
-        claim_seq: r.get(o + 27)?,
+        workflow_version: r.get(o + 27)?,
+        claim_seq: r.get(o + 28)?,
     };
-    Ok((job, r.get(o + 28)?))
+    Ok((job, r.get(o + 29)?))
 }
 
 /// Fills `depends_on` of the jobs flagged as having dependencies.

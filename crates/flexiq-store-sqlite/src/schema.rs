@@ -4,8 +4,10 @@
 //! The jobs table is kept lean because every index costs on every enqueue, claim and ack: the
 //! id, the claim order (a partial index over claimable rows only), the listing order,
 //! running jobs by heartbeat (partial), terminal jobs by finish time (partial) and live unique
-//! keys (partial). Counts live in `queue_counts`, maintained in the same transaction as every
-//! status change, so stats never scan jobs.
+//! keys (partial). The workflow indexes (stage, run, fair claim, grouped running jobs) are
+//! partial over rows with a run id or a group key, so plain jobs never pay for them. Counts
+//! live in `queue_counts`, maintained in the same transaction as every status change, so stats
+//! never scan jobs.
 
 use std::path::Path;
 
@@ -23,10 +25,11 @@ enum Step {
 }
 
 /// The migrations, in order: (version, step).
-const MIGRATIONS: &[(u32, Step)] = &[(1, Step::Sql(V1)), (2, Step::Sql(V2)), (3, Step::Code(v3_claim_seq))];
+const MIGRATIONS: &[(u32, Step)] =
+    &[(1, Step::Sql(V1)), (2, Step::Sql(V2)), (3, Step::Code(v3_claim_seq)), (4, Step::Code(v4_workflows))];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 3;
+pub(crate) const LATEST: u32 = 4;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -279,6 +282,85 @@ fn v3_claim_seq(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Every table that keeps the workflow columns of a job: each gains the definition version.
+const WORKFLOW_TABLES: [&str; 3] = ["jobs", "archived_jobs", "dead_letters"];
+
+/// The indexes and table of version 4 (each `IF NOT EXISTS`, so the step can run twice).
+///
+/// - `jobs_wf_stage`: at most one live row per (namespace, run, stage).
+/// - `jobs_wf_run`: a run's rows in listing order, for `jobs_of_run` and `cancel_run`.
+/// - `jobs_fair`: claimable workflow rows by group, in claim order within a group, so a fair
+///   claim seeks the next group with work and that group's best job. Plain jobs (no run id)
+///   stay out of it, so their enqueues and claims pay nothing for it.
+/// - `jobs_group_running`: running rows that carry a group key, so a fair claim counts a
+///   group's running jobs with one seek. Rows without a group key (the default group, and
+///   almost every plain job) stay out of it: their count is the queue's running counter minus
+///   the grouped ones, so claims and acks of plain jobs pay nothing for it.
+/// - `fair_cursor`: the group each namespace's last fair claim served.
+const V4_INDEXES: &str = r#"
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_wf_stage ON jobs(ns, wf_run, wf_stage) WHERE wf_run IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_wf_run ON jobs(ns, wf_run, created_at, id) WHERE wf_run IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_fair ON jobs(ns, queue, COALESCE(group_key, ''), priority DESC, run_at, id)
+    WHERE status IN (0, 6) AND wf_run IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_group_running ON jobs(ns, queue, group_key)
+    WHERE status = 1 AND group_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS fair_cursor (
+    ns TEXT NOT NULL PRIMARY KEY,
+    group_key TEXT NOT NULL
+) WITHOUT ROWID;
+"#;
+
+/// The columns of a job row at version 4, in both `jobs` and `archived_jobs` (the archive adds
+/// `archived_at`). Spelled out, not taken from the row codec, so the step keeps meaning the
+/// same once later versions add columns.
+const V4_JOB_COLS: &str = "id, ns, queue, task, payload, priority, status, attempt, max_retries, \
+    backoff_base, backoff_max, created_at, run_at, started_at, heartbeat_at, finished_at, worker_id, \
+    result, last_error, unique_key, metadata, progress, timeout_ms, cancel_requested, group_key, \
+    wf_run, wf_stage, has_deps, has_dependents, claim_seq, wf_version";
+
+/// Version 4: workflow stages. Every table with the workflow columns gains `wf_version` (the
+/// definition version; rows written before it have none), and the indexes of [`V4_INDEXES`]
+/// are built. Builds before it let a (run, stage) pair hold several live rows: the newest of
+/// each pair (by `created_at`, then id) stays, and the older ones, which a re-enqueue under
+/// the workflow contract would have replaced, move to the archive whatever their status (their
+/// counters go with them), so none is lost. The step can run twice.
+fn v4_workflows(conn: &Connection) -> Result<()> {
+    for table in WORKFLOW_TABLES {
+        if !has_column(conn, table, "wf_version")? {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN wf_version TEXT")).db()?;
+        }
+    }
+    let older: Vec<(i64, String, String, u8)> = {
+        let mut stmt = conn
+            .prepare(
+                "SELECT r, ns, queue, status FROM (
+                    SELECT rowid AS r, ns, queue, status, row_number() OVER (
+                        PARTITION BY ns, wf_run, wf_stage ORDER BY created_at DESC, id DESC) AS n
+                    FROM jobs WHERE wf_run IS NOT NULL AND wf_stage IS NOT NULL)
+                 WHERE n > 1",
+            )
+            .db()?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).db()?;
+        rows.collect::<rusqlite::Result<_>>().db()?
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let archive = format!(
+        "INSERT INTO archived_jobs ({V4_JOB_COLS}, archived_at) SELECT {V4_JOB_COLS}, ?2 FROM jobs WHERE rowid = ?1"
+    );
+    for (rowid, ns, queue, status) in older {
+        conn.execute(&archive, (rowid, now)).db()?;
+        conn.execute("DELETE FROM jobs WHERE rowid = ?1", [rowid]).db()?;
+        conn.execute(
+            "UPDATE queue_counts SET n = n - 1 WHERE ns = ?1 AND queue = ?2 AND status = ?3",
+            (&ns, &queue, status),
+        )
+        .db()?;
+    }
+    conn.execute_batch(V4_INDEXES).db()
+}
+
 fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
     conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
@@ -407,7 +489,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -427,7 +509,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -475,7 +557,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -493,7 +575,7 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();

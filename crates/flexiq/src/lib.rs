@@ -14,6 +14,9 @@
 //!   it.
 //! - [`services`] are the maintenance sweeps (retention, archival, stale-lease rescue) a
 //!   worker runs when elected cleaner of its namespace.
+//! - [`WorkflowJobs`] ([`Queue::workflow_jobs`]) makes a queue the job transport of a workflow
+//!   engine: stages enqueued per (run, stage), a fair dequeue, fenced acks and both lease tiers
+//!   (see `docs/workflows.md`).
 //!
 //! Payloads and results are bytes: serialise with whatever you like.
 //!

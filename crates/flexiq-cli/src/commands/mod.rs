@@ -11,3 +11,4 @@ pub mod stats;
 pub mod task;
 pub mod view;
 pub mod workers;
+pub mod workflow;

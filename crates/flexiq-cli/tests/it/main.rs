@@ -15,3 +15,4 @@ mod pg;
 #[cfg(feature = "redis")]
 mod redis;
 mod stores;
+mod workflow;

@@ -38,3 +38,7 @@ pub mod stats;
 pub mod unique;
 pub mod wait;
 pub mod workers;
+pub mod workflow;
+pub mod workflow_fair;
+pub mod workflow_kit;
+pub mod workflow_run;

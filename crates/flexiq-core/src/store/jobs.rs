@@ -181,7 +181,9 @@ pub struct WaitForJobRequest {
 pub trait JobStore: Send + Sync {
     /// Inserts the jobs in one transaction, returning one outcome per job in order. Unique keys
     /// dedupe against live jobs; unknown dependencies are `InvalidArgument`; a revoked task is
-    /// `TaskRevoked`; `max_pending` is checked atomically.
+    /// `TaskRevoked`; `max_pending` is checked atomically. A (workflow run, stage) pair holds at
+    /// most one job row: a job naming a pair that already has one is `Conflict` (replacing it
+    /// is [`Workflows::upsert_stages`](crate::store::Workflows::upsert_stages)).
     async fn enqueue(&self, req: EnqueueRequest) -> Result<Vec<Enqueued>>;
 
     /// Claims up to `limit` runnable jobs: pending or suspended, `run_at <= now`, queue not

@@ -2,7 +2,7 @@
 //!
 //! One file per trait, and every store implements each trait in a file of the same name
 //! (`jobs.rs`, `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`,
-//! `leadership.rs`, `maintenance.rs`, `schema.rs`). A method takes nothing, one typed value (a
+//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`). A method takes nothing, one typed value (a
 //! [`JobId`](crate::JobId), a queue, task or key name, a record), or one request struct named
 //! for it (`archive_terminal` takes [`ArchiveTerminalRequest`]) whose fields carry their units
 //! (`cutoff_ms`, `ttl_ms`) and the injected `now` (Unix ms, so tests control time). The rules
@@ -23,6 +23,7 @@ mod maintenance;
 mod schema;
 mod settings;
 mod validate;
+mod workflow;
 
 pub use control::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
@@ -47,11 +48,23 @@ pub use leadership::{AcquireLeaseRequest, Leadership, LeaseRequest, ReleaseLease
 pub use maintenance::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
 pub use schema::Schema;
 pub use settings::{SetSettingIfRequest, SetSettingRequest, Settings};
+pub use workflow::{
+    CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, WorkflowServes, Workflows,
+};
 
 /// Everything a store does; what the runtime holds as `Arc<dyn Store>`.
 #[async_trait::async_trait]
 pub trait Store:
-    JobStore + Inspect + DeadLetters + QueueControl + History + Settings + Leadership + Maintenance + Schema
+    JobStore
+    + Inspect
+    + DeadLetters
+    + QueueControl
+    + History
+    + Settings
+    + Leadership
+    + Maintenance
+    + Schema
+    + Workflows
 {
     /// The namespace this handle is scoped to.
     fn namespace(&self) -> &str;

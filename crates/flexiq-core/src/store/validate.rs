@@ -44,7 +44,13 @@ impl NewJob {
         if self.timeout_ms == Some(0) {
             return Err(Error::invalid(format!("timeout of job {id} must be positive")));
         }
-        for (what, v) in [("unique key", &self.unique_key), ("group key", &self.group_key)] {
+        for (what, v) in [
+            ("unique key", &self.unique_key),
+            ("group key", &self.group_key),
+            ("workflow_run_id", &self.workflow_run_id),
+            ("stage_id", &self.workflow_stage_id),
+            ("definition_version", &self.workflow_version),
+        ] {
             if let Some(v) = v {
                 validate_name(what, v)?;
             }

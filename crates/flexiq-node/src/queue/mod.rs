@@ -1,5 +1,5 @@
 //! The `NativeQueue` class: opening and closing; its calls live in one file per module of
-//! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, wait).
+//! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, wait, workflow).
 //!
 //! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
 //! SQLite alone, whose open is a local file and cheap enough to block on.
@@ -17,6 +17,7 @@ mod jobs;
 mod listing;
 mod stats;
 mod wait;
+mod workflow;
 
 use std::sync::Arc;
 

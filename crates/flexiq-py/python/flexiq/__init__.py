@@ -17,6 +17,7 @@ PostgreSQL or Redis (``Queue(url="postgres://...")``, ``Queue(url="redis://...")
 """
 
 from ._flexiq import __version__, contract_level, reserved_setting_prefixes
+from ._queue.workflow import WorkflowJobs, WorkflowJobSpec, WorkflowServes
 from .context import JobContext, current_job
 from .exceptions import (
     BackendError,
@@ -35,7 +36,7 @@ from .exceptions import (
     TaskRevoked,
     Unsupported,
 )
-from .models import EffectiveRetention, Job, Page, Retention, RetentionPreview
+from .models import Dequeued, EffectiveRetention, Fence, Job, Page, Retention, RetentionPreview, WorkflowJob
 from .queue import Queue
 from .result import JobResult
 from .serialization import JsonSerializer, PickleSerializer, Serializer
@@ -48,7 +49,9 @@ __all__ = [
     "Closed",
     "Conflict",
     "ContractTooOld",
+    "Dequeued",
     "EffectiveRetention",
+    "Fence",
     "FlexiqError",
     "FlexiqTimeout",
     "InvalidArgument",
@@ -72,6 +75,10 @@ __all__ = [
     "TaskRevoked",
     "Unsupported",
     "Worker",
+    "WorkflowJob",
+    "WorkflowJobSpec",
+    "WorkflowJobs",
+    "WorkflowServes",
     "contract_level",
     "current_job",
     "reserved_setting_prefixes",

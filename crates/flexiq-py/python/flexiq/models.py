@@ -1,16 +1,30 @@
-"""The typed values the Python API returns: jobs, keyset pages and retention reports.
+"""The typed values the Python API returns: jobs, keyset pages, retention reports and the
+workflow view's records.
 
 Units follow the spec: a :class:`Retention` you configure is in **seconds**; every window and
 timestamp reported back (:class:`EffectiveRetention`, :class:`RetentionPreview`, job
-timestamps) is in **milliseconds** (timestamps as Unix ms).
+timestamps) is in **milliseconds** (timestamps as Unix ms). The workflow records
+(:class:`WorkflowJob`) follow the workflow contract instead, whose times are dates: they are
+timezone-aware UTC datetimes, which the view's ``next_poll_at`` arguments take back as they are.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, Dict, Generic, List, Optional, TypeVar
 
-__all__ = ["Job", "Page", "Retention", "EffectiveRetention", "RetentionPreview", "RETENTION_TABLES"]
+__all__ = [
+    "Dequeued",
+    "EffectiveRetention",
+    "Fence",
+    "Job",
+    "Page",
+    "RETENTION_TABLES",
+    "Retention",
+    "RetentionPreview",
+    "WorkflowJob",
+]
 
 T = TypeVar("T")
 
@@ -109,3 +123,61 @@ class RetentionPreview:
     windows: Dict[str, Optional[int]] = field(default_factory=dict)
     counts: Dict[str, int] = field(default_factory=dict)
     total: int = 0
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The stamp of one attempt of job ``job_id``, as :meth:`flexiq.WorkflowJobs.dequeue`
+    issued it. Passed back to ``complete`` / ``fail`` / ``suspend`` / ``defer``, it makes the
+    write conditional on that attempt still running (else the call returns
+    ``"superseded"`` and changes nothing); given with another job's id it is refused
+    (:class:`~flexiq.InvalidArgument`). ``started_at`` is Unix ms; ``claim_seq`` counts every
+    claim of the job, so each claim's fence is unique."""
+
+    job_id: str
+    attempt: int
+    started_at: int
+    claim_seq: int
+
+
+@dataclass(frozen=True)
+class WorkflowJob:
+    """A workflow job as the workflow contract names its fields. ``payload`` is the decoded
+    JSON payload; every time is a timezone-aware UTC datetime: ``locked_at`` is the running
+    attempt's last heartbeat (else its start), ``next_poll_at`` the earliest next claim,
+    ``updated_at`` the latest of created, started, heartbeat and finished. ``max_attempts``
+    counts the first attempt; ``group_key`` is the fairness group (``None``: the default
+    group). The job is an ordinary flexiq job too: :meth:`flexiq.Queue.get_job` shows it with
+    ``task`` = ``workflow_id``."""
+
+    id: str
+    queue: str
+    workflow_run_id: str
+    workflow_id: str
+    stage_id: str
+    definition_version: Optional[str]
+    group_key: Optional[str]
+    status: str
+    attempt: int
+    max_attempts: int
+    worker_id: Optional[str]
+    locked_at: Optional[datetime]
+    started_at: Optional[datetime]
+    next_poll_at: datetime
+    last_error: Optional[str]
+    payload: Any
+    created_at: datetime
+    updated_at: datetime
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The job as a plain dict."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Dequeued:
+    """What :meth:`flexiq.WorkflowJobs.dequeue` claimed: the job, now running, and the fence
+    its acks should carry."""
+
+    job: WorkflowJob
+    fence: Fence

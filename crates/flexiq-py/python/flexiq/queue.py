@@ -3,7 +3,7 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``wait``), named as the engine's. Every blocking call releases the GIL while the engine
+``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
 works, and has an ``a``-prefixed async twin, made from it by
 :func:`flexiq._aio.async_twins`. Payloads and results go through the queue's serializer
 (JSON unless told otherwise).
@@ -24,6 +24,7 @@ from ._queue.jobs import JobsMixin
 from ._queue.listing import ListingMixin
 from ._queue.stats import StatsMixin
 from ._queue.wait import WaitMixin
+from ._queue.workflow import WorkflowMixin
 from .exceptions import InvalidArgument
 from .serialization import Serializer, resolve_serializer
 from .task import Task
@@ -34,8 +35,10 @@ __all__ = ["Queue"]
 _DURABILITY = ("normal", "full")
 
 
-@async_twins(not_io=("task", "worker", "run_worker"))
-class Queue(JobsMixin, ListingMixin, ControlMixin, DeadMixin, StatsMixin, AdminMixin, WaitMixin, AsyncMixin):
+@async_twins(not_io=("task", "worker", "run_worker", "workflow_jobs"))
+class Queue(
+    JobsMixin, ListingMixin, ControlMixin, DeadMixin, StatsMixin, AdminMixin, WaitMixin, WorkflowMixin, AsyncMixin
+):
     """A durable job queue on SQLite (``db_path=``), PostgreSQL or Redis (``url=``).
 
     ``namespace`` scopes every call; ``auto_migrate=False`` leaves DDL to :meth:`migrate`;

@@ -1,7 +1,8 @@
 //! `NativeQueue`: the Python handle on a runtime [`flexiq_runtime::Queue`], with opening and
 //! closing. Its calls live beside it, one file per area with the runtime's `queue/` names
-//! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `wait`), so an operation sits in
-//! the file of the same name on both sides.
+//! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `wait`, `workflow`), so an
+//! operation sits in the file of the same name on both sides. `workflow` also holds the handle
+//! class of the workflow view, `NativeWorkflowJobs`.
 //!
 //! Arguments arrive as Python values and are handed to the runtime unchanged where it
 //! validates them (limits, offsets, durations as `i64`, so a negative number is an
@@ -14,6 +15,7 @@ mod jobs;
 mod listing;
 mod stats;
 mod wait;
+mod workflow;
 
 use flexiq_core::{Retention, RetentionTable};
 use flexiq_runtime::{ConnectOptions, Durability};
@@ -24,6 +26,7 @@ use crate::errors::invalid;
 use crate::runtime::block_on;
 
 pub(crate) use wait::{millis, PartialIter};
+pub(crate) use workflow::NativeWorkflowJobs;
 
 /// A queue handle on one namespace of one store. Thread-safe; cheap to share.
 #[pyclass(module = "flexiq._flexiq", frozen)]

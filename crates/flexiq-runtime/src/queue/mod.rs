@@ -16,6 +16,7 @@ mod jobs;
 mod listing;
 mod stats;
 mod wait;
+mod workflow;
 
 use std::sync::Arc;
 
@@ -28,6 +29,10 @@ use crate::error::{Error, Result};
 pub(crate) use admin::resolve_retention;
 pub use jobs::EnqueueItem;
 pub use wait::PartialStream;
+pub use workflow::{
+    DequeueOptions, Dequeued, WorkflowJobRecord, WorkflowJobSpec, WorkflowJobs, WorkflowOptions,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_WORKFLOW_QUEUE,
+};
 
 /// A handle on one namespace of a store. Cheap to clone.
 #[derive(Clone)]

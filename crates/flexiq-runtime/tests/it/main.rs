@@ -15,3 +15,4 @@ mod queue_wait;
 mod reliability;
 mod services;
 mod worker;
+mod workflow;

@@ -44,3 +44,43 @@ async fn claim_and_keyset_pages_are_index_seeks() {
     }
     drop_schema(&schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fair_group_search_is_index_seeks() {
+    use flexiq_core::store::{ClaimFairRequest, UpsertStagesRequest, WorkflowServes};
+    use flexiq_core::{EnqueueOptions, NewJob};
+
+    let schema = fresh_schema("fairplan");
+    let s = open(&schema, 2).await;
+    let now = 1_000_000;
+    let stage = |i: usize| {
+        let opts = EnqueueOptions {
+            queue: Some("workflow".into()),
+            group_key: Some(format!("tenant-{}", i % 40)),
+            workflow_run_id: Some(format!("run-{i}")),
+            workflow_stage_id: Some("s".into()),
+            ..Default::default()
+        };
+        NewJob::build("wf", b"{}".to_vec(), opts, now).unwrap()
+    };
+    for chunk in (0..20_000).collect::<Vec<_>>().chunks(2_000) {
+        let jobs = chunk.iter().map(|i| stage(*i)).collect();
+        flexiq_core::store::Workflows::upsert_stages(&s, UpsertStagesRequest { jobs, now }).await.unwrap();
+    }
+    enqueue_n(&s, "workflow", 5_000, now).await;
+    admin().await.batch_execute(&format!("ANALYZE \"{schema}\".jobs")).await.unwrap();
+    let serves = vec![WorkflowServes { workflow_id: "wf".into(), definition_version: None }];
+    for serves in [Vec::new(), serves] {
+        let req = ClaimFairRequest {
+            queues: vec!["workflow".into()],
+            serves,
+            worker_id: "w".into(),
+            group_cap: Some(1),
+            now,
+        };
+        let plan = s.explain_claim_fair(&req, "tenant-17").await.unwrap();
+        assert_index_only(&plan);
+        assert!(plan.contains("jobs_fair_claim"), "the fair index serves the search:\n{plan}");
+    }
+    drop_schema(&schema).await;
+}

@@ -7,6 +7,7 @@ mod common;
 mod connect;
 mod counts;
 mod explain;
+mod fair;
 mod limits;
 mod listen;
 mod migrate;

@@ -1,8 +1,11 @@
 //! Upgrades from earlier schema versions keep their data: a schema is built at an old version
 //! from the embedded migration files, filled by hand, then migrated by this build.
 
-use flexiq_core::store::{Ack, AckKind, AckRequest, Inspect, JobStore, ListArchivedRequest};
-use flexiq_core::{AckOutcome, JobId, JobStatus};
+use flexiq_core::store::{
+    Ack, AckKind, AckRequest, EnqueueRequest, Inspect, JobStore, ListArchivedRequest, UpsertStagesRequest,
+    Workflows,
+};
+use flexiq_core::{AckOutcome, EnqueueOptions, ErrorKind, JobId, JobStatus, NewJob};
 use flexiq_store_pg::PgStore;
 
 use crate::common::{admin, drop_schema, fresh_schema, now_ms, open, url};
@@ -14,6 +17,7 @@ const FILES: &[(u32, &str)] = &[
     (3, include_str!("../../src/migrations/0003_no_due_index.sql")),
     (4, include_str!("../../src/migrations/0004_claim_seq.sql")),
     (5, include_str!("../../src/migrations/0005_job_counts.sql")),
+    (6, include_str!("../../src/migrations/0006_workflow_stages.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.
@@ -73,6 +77,73 @@ async fn upgrading_from_version_3_keeps_running_and_archived_jobs() {
     let old = s.list_archived(ListArchivedRequest { limit: 10, offset: 0 }).await.unwrap();
     assert_eq!(old.len(), 1);
     assert_eq!((old[0].attempt, old[0].claim_seq), (3, 3));
+    flexiq_core::Store::close(&s).await.unwrap();
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn upgrading_from_version_5_keeps_one_row_per_stage_and_archives_the_rest() {
+    let schema = fresh_schema("up6");
+    schema_at(&schema, 5).await;
+    let a = admin().await;
+    let (old, newer, other) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+    let t = now_ms() - 10_000;
+    let insert = format!(
+        "INSERT INTO \"{schema}\".jobs (id, namespace, queue, task, payload, priority, status, attempt, \
+           max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, started_at, finished_at, worker_id, \
+           claim_seq, workflow_run_id, workflow_stage_id) \
+         VALUES ($1, 'default', 'workflow', 'wf', '\\x7b7d', 0, $2, $3::int4, 2, 1000, 60000, $4, $4, $5, $6, $7, $3::int4::int8, 'run', $8)"
+    );
+    let none: Option<i64> = None;
+    // Two builds ago a pair could hold two rows: a finished one and its newer re-enqueue.
+    a.execute(&insert, &[&old, &2i16, &1i32, &t, &Some(t), &Some(t + 1), &Some("w"), &"s1"]).await.unwrap();
+    a.execute(&insert, &[&newer, &1i16, &1i32, &(t + 5), &Some(t + 5), &none, &Some("w"), &"s1"])
+        .await
+        .unwrap();
+    a.execute(&insert, &[&other, &0i16, &0i32, &(t + 6), &none, &none, &None::<&str>, &"s2"]).await.unwrap();
+
+    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, versions_from(6));
+    let s = open(&schema, 2).await;
+    let jid = |u: uuid::Uuid| JobId::from_trusted(u.hyphenated().to_string());
+    let listed: Vec<JobId> = s.jobs_of_run("run").await.unwrap().into_iter().map(|j| j.id).collect();
+    assert_eq!(listed, vec![jid(newer), jid(other)], "the newest row of each stage stays live");
+    let archived = s.list_archived(ListArchivedRequest { limit: 10, offset: 0 }).await.unwrap();
+    assert_eq!(archived.len(), 1);
+    assert_eq!((archived[0].id.clone(), archived[0].status), (jid(old), JobStatus::Completed));
+    assert_eq!(archived[0].workflow_stage_id.as_deref(), Some("s1"));
+    let st = s.stats(None).await.unwrap();
+    assert_eq!((st.pending, st.running, st.completed), (1, 1, 0), "the counts follow the archived row");
+
+    // The running attempt from before the upgrade still acks.
+    let running = s.get(&jid(newer)).await.unwrap().unwrap();
+    assert_eq!(running.workflow_version, None);
+    let fence = running.fence().expect("a running job has a fence");
+    let done = Ack { job_id: jid(newer), fence, kind: AckKind::Complete { result: None } };
+    let acked = s.ack(AckRequest { acks: vec![done], now: now_ms() }).await.unwrap();
+    assert_eq!(acked, vec![AckOutcome::Acknowledged]);
+
+    // The pair is now held to one row: enqueue refuses it, upsert replaces it in place.
+    let stage = |version: &str| {
+        let opts = EnqueueOptions {
+            queue: Some("workflow".into()),
+            workflow_run_id: Some("run".into()),
+            workflow_stage_id: Some("s1".into()),
+            workflow_version: Some(version.into()),
+            ..Default::default()
+        };
+        NewJob::build("wf", b"{}".to_vec(), opts, now_ms()).unwrap()
+    };
+    let err = s.enqueue(EnqueueRequest { jobs: vec![stage("v2")], max_pending: None, now: now_ms() }).await;
+    let err = err.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    assert!(err.to_string().contains(&jid(newer).to_string()), "{err}");
+    let ids = s.upsert_stages(UpsertStagesRequest { jobs: vec![stage("v2")], now: now_ms() }).await.unwrap();
+    assert_eq!(ids, vec![jid(newer)]);
+    let j = s.get(&jid(newer)).await.unwrap().unwrap();
+    assert_eq!((j.status, j.attempt, j.claim_seq), (JobStatus::Pending, 0, 1));
+    assert_eq!(j.workflow_version.as_deref(), Some("v2"));
+    let st = s.stats(None).await.unwrap();
+    assert_eq!((st.pending, st.completed), (2, 0));
     flexiq_core::Store::close(&s).await.unwrap();
     drop_schema(&schema).await;
 }

@@ -1,5 +1,7 @@
--- Inserts a batch of jobs atomically: revoked tasks, unique keys, dependencies and the
--- admission cap are all checked before anything is written. A revoked task refuses the whole
+-- Inserts a batch of jobs atomically: revoked tasks, unique keys, (workflow run, stage) pairs,
+-- dependencies and the admission cap are all checked before anything is written. A pair that
+-- already has a job, live or earlier in the batch, refuses the batch with `FLEXIQ_CONFLICT`
+-- naming the run, the stage and that job (replacing it is `workflow.lua`'s upsert). A revoked task refuses the whole
 -- batch with `FLEXIQ_REVOKED <task>` (`error.rs` makes it `TaskRevoked`).
 -- Where a job with dependencies starts is decided in Rust (`flexiq_core::start`): the script
 -- reads the dependencies' statuses, atomically with the insert, and applies `DEP`, Rust's verdict
@@ -9,7 +11,7 @@
 -- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
--- d (comma-separated dependency ids), g, wr, ws).
+-- d (comma-separated dependency ids), g, wr, ws, wv).
 local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[2])
 local dead_id = ARGV[3]
@@ -24,7 +26,7 @@ for _ = 1, njobs do
   j.nextra = nextra
   for k = 0, nextra - 1 do
     local name = ARGV[i + 10 + 2 * k]
-    if name == 'u' or name == 'd' then j[name] = ARGV[i + 11 + 2 * k] end
+    if name == 'u' or name == 'd' or name == 'wr' or name == 'ws' then j[name] = ARGV[i + 11 + 2 * k] end
   end
   i = i + 10 + 2 * nextra
   jobs[#jobs + 1] = j
@@ -41,6 +43,7 @@ end
 local batch = {}      -- id -> job of this batch that will be created
 local uniq = {}       -- unique key -> id decided in this batch
 local adds = {}       -- queue -> new pending jobs
+local pairs_seen = {} -- run .. NUL .. stage -> id of this batch's job for that pair
 for _, j in ipairs(jobs) do
   if j.u then
     local existing = uniq[j.u]
@@ -56,6 +59,18 @@ for _, j in ipairs(jobs) do
     else
       uniq[j.u] = j.id
     end
+  end
+  if not j.dup and j.wr and j.ws then
+    local pair = j.wr .. '\0' .. j.ws
+    local held = pairs_seen[pair]
+    if not held then
+      held = redis.call('HGET', B .. ':wfs:' .. j.wr, j.ws)
+      if held and redis.call('EXISTS', B .. ':j:' .. held) == 0 then held = nil end
+    end
+    if held then
+      return redis.error_reply('FLEXIQ_CONFLICT stage ' .. j.ws .. ' of run ' .. j.wr .. ' already has job ' .. held)
+    end
+    pairs_seen[pair] = j.id
   end
   if not j.dup then
     j.st = ST.pending
@@ -141,6 +156,7 @@ for _, j in ipairs(jobs) do
     acc('ZADD', B .. ':ix:q:' .. j.q, '0', m)
     acc('ZADD', B .. ':ix:t:' .. j.t, '0', m)
     if j.u and not j.fail then redis.call('HSET', B .. ':uniq', j.u, j.id) end
+    run_add(j.id, j.wr, j.ws, at)
     if j.d and j.d ~= '' then
       for dep in string.gmatch(j.d, '[^,]+') do
         acc('SADD', B .. ':dep:' .. dep, j.id)

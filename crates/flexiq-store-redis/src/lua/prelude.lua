@@ -8,7 +8,7 @@ local B = KEYS[1]
 local WAKE = {}
 -- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
 local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r', 'sa', 'hb', 'f', 'w',
-  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws', 'cs' }
+  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws', 'cs', 'wv' }
 
 local function pad(n) return string.format('%016d', n) end
 -- `pad` for a number already held as its decimal string (no float formatting).
@@ -117,6 +117,23 @@ local function reindex(id, o, n, now)
   end
   if n.st == ST.running and (o.st ~= ST.running or o.hb ~= n.hb) then
     acc('ZADD', B .. ':hb', n.hb or n.sa, id)
+  end
+end
+
+-- The per-run index of workflow jobs: `B:wfs:<run>` maps each stage to its one job (the
+-- (run, stage) uniqueness) and `B:wfr:<run>` holds the run's job ids scored by created_at, so
+-- listing, cancelling or deleting a run reads only its own jobs. Every path that writes a job
+-- naming a run adds it; every path that takes a job out of the live hashes drops it.
+local function run_add(id, run, stage, created)
+  if not run then return end
+  redis.call('ZADD', B .. ':wfr:' .. run, created, id)
+  if stage then redis.call('HSET', B .. ':wfs:' .. run, stage, id) end
+end
+local function run_drop(id, run, stage)
+  if not run then return end
+  redis.call('ZREM', B .. ':wfr:' .. run, id)
+  if stage and redis.call('HGET', B .. ':wfs:' .. run, stage) == id then
+    redis.call('HDEL', B .. ':wfs:' .. run, stage)
   end
 end
 

@@ -12,3 +12,4 @@ mod plain;
 mod reliability;
 mod revoke;
 mod start;
+mod workflow;

@@ -1,10 +1,11 @@
 //! Integration tests of the SQLite store: two processes on one file, durability, migrations
-//! (an old file upgraded), the self-contained file a close leaves, and the query plans of the
-//! hot and listing queries.
+//! (old files upgraded, workflow stages included), the self-contained file a close leaves, and
+//! the query plans of the hot, listing and workflow queries.
 
 mod close;
 mod fences;
 mod migrate;
+mod migrate_workflow;
 mod open;
 mod plans;
 mod two_process;

@@ -76,7 +76,11 @@ async fn a_version_2_file_migrates_claim_seq_and_its_running_job_acks_with_the_f
     let err = no_ddl.get(&ids[0]).await.unwrap_err();
     assert_eq!(err.code(), "CONFLICT", "an old file without auto_migrate asks for migrate(): {err}");
     assert!(err.to_string().contains("migrate()"), "{err}");
-    assert_eq!(no_ddl.migrate().await.unwrap().applied, vec![3], "exactly the claim sequence step runs");
+    assert_eq!(
+        no_ddl.migrate().await.unwrap().applied,
+        vec![3, 4],
+        "the claim sequence step runs, then the workflow step (which finds its work done)"
+    );
     no_ddl.close().await.unwrap();
     downgrade_to_version_2(&path);
 

@@ -1,5 +1,6 @@
-//! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup and the sweeps:
-//! index seeks only, no full table scans, no temporary b-trees for ordering.
+//! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup, the sweeps and
+//! the workflow lookups and fair claim steps: index seeks only, no full table scans, no
+//! temporary b-trees for ordering.
 
 use flexiq_store_sqlite::query_plans::planned_queries;
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
@@ -47,5 +48,35 @@ fn the_claim_seeks_the_partial_claim_index() {
             "{}: {lines:?}",
             q.name
         );
+    }
+}
+
+#[test]
+fn workflow_lookups_and_fair_claim_steps_seek_their_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("workflow.db");
+    drop(SqliteStore::open(&path, SqliteOptions::default()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let expect = [
+        ("stage holder of an enqueue", "USING INDEX jobs_wf_stage (ns=? AND wf_run=? AND wf_stage=?)"),
+        ("stage lookup", "USING INDEX jobs_wf_stage (ns=? AND wf_run=? AND wf_stage=?)"),
+        ("jobs of a run", "USING INDEX jobs_wf_run (ns=? AND wf_run=?)"),
+        ("unstarted jobs of a run", "USING INDEX jobs_wf_run (ns=? AND wf_run=?)"),
+        ("fair claim best job", "USING INDEX jobs_claim (ns=? AND queue=?)"),
+        ("fair claim best job of a group", "USING INDEX jobs_fair (ns=? AND queue=? AND <expr>=?)"),
+        ("fair claim first group", "USING INDEX jobs_fair (ns=? AND queue=?)"),
+        ("fair claim next group", "USING INDEX jobs_fair (ns=? AND queue=? AND <expr>>?)"),
+        (
+            "fair claim running of a group",
+            "USING COVERING INDEX jobs_group_running (ns=? AND queue=? AND group_key=?)",
+        ),
+        ("fair claim running with a group", "USING COVERING INDEX jobs_group_running (ns=? AND queue=?"),
+        ("fair claim cursor", "fair_cursor USING PRIMARY KEY (ns=?)"),
+    ];
+    let queries = planned_queries();
+    for (name, index) in expect {
+        let q = queries.iter().find(|q| q.name == name).unwrap_or_else(|| panic!("no planned query {name}"));
+        let lines = plan(&conn, &q.sql);
+        assert!(lines.iter().any(|l| l.starts_with("SEARCH") && l.contains(index)), "{name}: {lines:?}");
     }
 }
