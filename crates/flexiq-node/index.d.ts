@@ -378,7 +378,7 @@ export declare class WorkflowJobs {
   /** Most running jobs per fairness group across every worker, or `null` without a cap. */
   readonly fairnessCap: number | null;
   /** The queue the view enqueues to and claims from (default `"workflow"`). */
-  readonly queue: string;
+  readonly queueName: string;
   /** The id stamped on the jobs this view claims. */
   readonly workerId: string;
   /**

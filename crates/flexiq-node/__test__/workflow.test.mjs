@@ -22,7 +22,7 @@ for (const backend of BACKENDS) {
       const q = await store.open();
       const plain = q.workflowJobs();
       assert.ok(plain instanceof WorkflowJobs);
-      assert.equal(plain.queue, 'workflow');
+      assert.equal(plain.queueName, 'workflow');
       assert.equal(plain.fairnessGroupBy, null);
       assert.equal(plain.fairnessCap, null);
       assert.equal(typeof plain.workerId, 'string');
@@ -31,11 +31,11 @@ for (const backend of BACKENDS) {
       const own = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, workerId: 'mine', queue: 'wf-q' });
       assert.equal(own.fairnessGroupBy, 'tenant.id');
       assert.equal(own.fairnessCap, 2);
-      assert.equal(own.queue, 'wf-q');
+      assert.equal(own.queueName, 'wf-q');
       assert.equal(own.adoptWorkerId('host-2'), 'mine', 'a configured worker id is kept');
       assert.equal(own.workerId, 'mine');
       const nulls = q.workflowJobs({ fairnessGroupBy: null, fairnessCap: null, workerId: null, queue: null });
-      assert.equal(nulls.queue, 'workflow');
+      assert.equal(nulls.queueName, 'workflow');
       assert.equal(nulls.fairnessGroupBy, null);
       assert.throws(() => new WorkflowJobs(), TypeError);
     });

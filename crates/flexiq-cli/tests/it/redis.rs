@@ -5,12 +5,12 @@ use fred::types::{ClusterHash, CustomCommand};
 
 use crate::stores::{demo_and_ops, unique};
 
-fn redis_url() -> String {
+pub(crate) fn redis_url() -> String {
     std::env::var("FLEXIQ_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string())
 }
 
 /// Deletes every key whose name contains `prefix` with SCAN + UNLINK.
-async fn delete_prefix(prefix: &str) {
+pub(crate) async fn delete_prefix(prefix: &str) {
     let client =
         Builder::from_config(Config::from_url(&redis_url()).expect("redis url")).build().expect("client");
     client.init().await.expect("connect to redis");

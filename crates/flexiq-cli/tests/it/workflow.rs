@@ -100,33 +100,12 @@ async fn workflow_jobs_and_cancel_run_on_postgres() {
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn workflow_jobs_and_cancel_run_on_redis() {
-    use fred::prelude::*;
-    use fred::types::{ClusterHash, CustomCommand};
-    let base = std::env::var("FLEXIQ_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let base = crate::redis::redis_url();
     let prefix = format!("fqcliwf{}", uuid::Uuid::new_v4().simple());
     let url = format!("{base}?prefix={prefix}");
     let ids = seed(&url).await;
     let result = std::panic::catch_unwind(|| list_and_cancel(&url, &ids));
-    let client = Builder::from_config(Config::from_url(&base).expect("redis url")).build().expect("client");
-    client.init().await.expect("connect to redis");
-    let mut cursor = "0".to_string();
-    loop {
-        let (next, keys): (String, Vec<String>) = client
-            .custom(
-                CustomCommand::new_static("SCAN", ClusterHash::Random, false),
-                vec![cursor.clone(), "MATCH".into(), format!("*{prefix}*"), "COUNT".into(), "1000".into()],
-            )
-            .await
-            .expect("scan");
-        if !keys.is_empty() {
-            let _: i64 = client.unlink(keys).await.expect("unlink");
-        }
-        if next == "0" {
-            break;
-        }
-        cursor = next;
-    }
-    let _ = client.quit().await;
+    crate::redis::delete_prefix(&prefix).await;
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }

@@ -119,8 +119,8 @@ class WorkflowJobs {
   }
 
   /** The queue the view enqueues to and claims from. */
-  get queue() {
-    return this.#native.queue;
+  get queueName() {
+    return this.#native.queueName;
   }
 
   /** The id stamped on the jobs this view claims. */

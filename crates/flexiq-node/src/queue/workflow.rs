@@ -109,7 +109,7 @@ impl NativeWorkflowJobs {
 
     /// The queue the view enqueues to and claims from.
     #[napi(getter)]
-    pub fn queue(&self) -> String {
+    pub fn queue_name(&self) -> String {
         self.view.queue_name().to_string()
     }
 
