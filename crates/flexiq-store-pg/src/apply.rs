@@ -80,9 +80,11 @@ const ERRORS: &str = "INSERT INTO {S}.job_errors (id, namespace, job_id, attempt
     FROM unnest($3::uuid[], $4::uuid[], $5::int4[], $6::text[]) AS u(id, job_id, attempt, error)";
 
 const DEAD: &str = "INSERT INTO {S}.dead_letters (id, namespace, original_job_id, queue, task_name, payload, \
-    error, retry_count, failed_at, metadata, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, group_key) \
+    error, retry_count, failed_at, metadata, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, group_key, \
+    workflow_run_id, workflow_stage_id, workflow_version) \
     SELECT u.id, j.namespace, j.id, j.queue, j.task, j.payload, j.last_error, j.attempt, $1, j.metadata, \
-    j.priority, j.max_retries, j.backoff_base_ms, j.backoff_max_ms, j.timeout_ms, j.group_key \
+    j.priority, j.max_retries, j.backoff_base_ms, j.backoff_max_ms, j.timeout_ms, j.group_key, \
+    j.workflow_run_id, j.workflow_stage_id, j.workflow_version \
     FROM unnest($2::uuid[], $3::uuid[]) AS u(id, job_id) JOIN {S}.jobs j ON j.id = u.job_id";
 
 const METRICS: &str = "INSERT INTO {S}.task_metrics (namespace, job_id, task, queue, attempt, success, duration_ms, recorded_at) \

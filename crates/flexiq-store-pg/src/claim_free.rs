@@ -21,6 +21,7 @@ use flexiq_core::store::ClaimRequest;
 use flexiq_core::transition::{transition, Event, JobState};
 use flexiq_core::{ClaimedJob, Error, Fence, JobStatus, Result};
 use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 
 use crate::db::Conn;
 use crate::error::{corrupt, pg};
@@ -35,11 +36,11 @@ const LIMITED_HINT_MS: i64 = 1_000;
 pub(crate) struct LimitedHint(AtomicI64);
 
 impl LimitedHint {
-    fn seen(&self, now: i64) {
+    pub(crate) fn seen(&self, now: i64) {
         self.0.store(now, Ordering::Relaxed);
     }
 
-    fn recent(&self, now: i64) -> bool {
+    pub(crate) fn recent(&self, now: i64) -> bool {
         let at = self.0.load(Ordering::Relaxed);
         at != 0 && now.saturating_sub(at) < LIMITED_HINT_MS && now >= at
     }
@@ -70,7 +71,7 @@ fn free_claim_sql() -> String {
 }
 
 /// What the state machine says a claim writes, as (status code, attempt step).
-fn claim_effect(now: i64) -> Result<(i16, i32)> {
+pub(crate) fn claim_effect(now: i64) -> Result<(i16, i32)> {
     let probe = JobState::probe(JobStatus::Pending, 0);
     let n = transition(&probe, &Event::Claim, now).map_err(|e| e.into_error(&probe.id))?;
     if n.started_at != Some(now) || n.finished_at.is_some() || n.run_at.is_some() || n.clear_lease {
@@ -96,46 +97,57 @@ impl PgStore {
         let params: [&(dyn ToSql + Sync); 7] =
             [&ns, &req.queues, &req.now, &limit, &st, &step, &req.worker_id];
         let rows = c.query(&stmt, &params).await.map_err(|e| pg(what, e))?;
-        let ncols = JOB_COLS.split(", ").count();
-        let limited = rows.first().map(|r| r.get::<_, bool>(ncols + 3)).unwrap_or(false);
-        if limited {
+        if limited_seen(&rows) {
             self.limited.seen(req.now);
             return Ok(None);
         }
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            if r.get::<_, Option<uuid::Uuid>>(0).is_none() {
-                continue;
-            }
-            let j = job(r)?;
-            let before = JobState {
-                id: j.id.as_str().to_string(),
-                status: status(r.get(ncols))?,
-                attempt: u32::try_from(r.get::<_, i32>(ncols + 1))
-                    .map_err(|_| corrupt(format!("attempt of job {}", j.id)))?,
-                max_retries: j.max_retries,
-                started_at: None,
-                claim_seq: u64::try_from(r.get::<_, i64>(ncols + 2))
-                    .map_err(|_| corrupt(format!("claim_seq of job {}", j.id)))?,
-                backoff: j.backoff,
-            };
-            let next =
-                transition(&before, &Event::Claim, req.now).map_err(|e| e.into_error(j.id.as_str()))?;
-            if next.status != j.status
-                || next.attempt != j.attempt
-                || next.started_at != j.started_at
-                || next.claim_seq != Some(j.claim_seq)
-            {
-                return Err(Error::backend(format!(
-                    "claim of job {} wrote status {:?} attempt {} claim_seq {}, not what the state machine decided",
-                    j.id, j.status, j.attempt, j.claim_seq
-                )));
-            }
-            let fence = Fence { attempt: j.attempt, started_at: req.now, claim_seq: j.claim_seq };
-            out.push(ClaimedJob { job: j, fence });
-        }
-        Ok(Some(out))
+        claimed_from_rows(&rows, req.now).map(Some)
     }
+}
+
+/// Whether a one-statement claim found limited queues: its rows end with the `limited` flag
+/// (one row with no job when nothing was claimed).
+pub(crate) fn limited_seen(rows: &[Row]) -> bool {
+    rows.first().map(|r| r.get::<_, bool>(r.len() - 1)).unwrap_or(false)
+}
+
+/// The jobs a one-statement claim returned: each row holds [`JOB_COLS`] as written, then the
+/// status, attempt and claim sequence the job had before (rows without a job are skipped).
+/// Each is checked against what the state machine decides for the claim.
+pub(crate) fn claimed_from_rows(rows: &[Row], now: i64) -> Result<Vec<ClaimedJob>> {
+    let ncols = JOB_COLS.split(", ").count();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        if r.get::<_, Option<uuid::Uuid>>(0).is_none() {
+            continue;
+        }
+        let j = job(r)?;
+        let before = JobState {
+            id: j.id.as_str().to_string(),
+            status: status(r.get(ncols))?,
+            attempt: u32::try_from(r.get::<_, i32>(ncols + 1))
+                .map_err(|_| corrupt(format!("attempt of job {}", j.id)))?,
+            max_retries: j.max_retries,
+            started_at: None,
+            claim_seq: u64::try_from(r.get::<_, i64>(ncols + 2))
+                .map_err(|_| corrupt(format!("claim_seq of job {}", j.id)))?,
+            backoff: j.backoff,
+        };
+        let next = transition(&before, &Event::Claim, now).map_err(|e| e.into_error(j.id.as_str()))?;
+        if next.status != j.status
+            || next.attempt != j.attempt
+            || next.started_at != j.started_at
+            || next.claim_seq != Some(j.claim_seq)
+        {
+            return Err(Error::backend(format!(
+                "claim of job {} wrote status {:?} attempt {} claim_seq {}, not what the state machine decided",
+                j.id, j.status, j.attempt, j.claim_seq
+            )));
+        }
+        let fence = Fence { attempt: j.attempt, started_at: now, claim_seq: j.claim_seq };
+        out.push(ClaimedJob { job: j, fence });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -83,6 +83,20 @@ impl Conn {
             .map_err(|e| error::pg("begin", e))
     }
 
+    /// Like [`Conn::begin_relaxed`], and the transaction's statements run on the generic plan
+    /// their prepared statement caches instead of being planned again for each execution's
+    /// parameters: for large statements that take longer to plan than to run and whose plan
+    /// does not depend on the parameter values.
+    pub(crate) async fn begin_relaxed_generic(&self) -> Result<()> {
+        self.in_tx.store(true, Ordering::Relaxed);
+        self.client()
+            .batch_execute(
+                "BEGIN; SET LOCAL synchronous_commit TO off; SET LOCAL plan_cache_mode TO force_generic_plan",
+            )
+            .await
+            .map_err(|e| error::pg("begin", e))
+    }
+
     /// Sends `COMMIT`.
     pub(crate) async fn commit(&self) -> Result<()> {
         self.client().batch_execute("COMMIT").await.map_err(|e| error::pg("commit", e))?;

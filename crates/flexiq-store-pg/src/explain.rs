@@ -6,9 +6,10 @@ use flexiq_core::{JobFilter, Result};
 use tokio_postgres::types::ToSql;
 
 use crate::claim::claim_sql;
+use crate::claim_free::claim_effect;
 use crate::inspect::refs;
 use crate::store::PgStore;
-use crate::workflow_claim::search_sql;
+use crate::workflow_claim_free::{best_free_sql, fair_free_sql};
 
 impl PgStore {
     /// The plan PostgreSQL picks for the claim statement of `req` (plain `EXPLAIN`: nothing
@@ -21,19 +22,28 @@ impl PgStore {
         self.explain(&sql, &params).await
     }
 
-    /// The plan PostgreSQL picks for the group search of a fair claim of `req` resuming after
-    /// group `after` (plain `EXPLAIN`: nothing is locked, claimed or written).
-    pub async fn explain_claim_fair(&self, req: &ClaimFairRequest, after: &str) -> Result<String> {
+    /// The plan PostgreSQL picks for the one-statement fair claim of `req` (with a group cap,
+    /// the round-robin group walk; without, the best jobs), as it runs on queues without
+    /// limits (plain `EXPLAIN`: nothing is locked, claimed or written).
+    pub async fn explain_claim_fair(&self, req: &ClaimFairRequest) -> Result<String> {
         req.validate()?;
         let ns: &str = &self.ns;
+        let n = req.workers.len() as i64;
+        let (st, step) = claim_effect(req.now)?;
         let workflows: Vec<&str> = req.serves.iter().map(|s| s.workflow_id.as_str()).collect();
         let versions: Vec<Option<&str>> =
             req.serves.iter().map(|s| s.definition_version.as_deref()).collect();
-        let (none, skipped): (Vec<String>, Vec<uuid::Uuid>) = (Vec::new(), Vec::new());
-        let sql = format!("EXPLAIN {}", self.sql(&search_sql(false, false)));
-        let params: [&(dyn ToSql + Sync); 9] =
-            [&ns, &req.queues, &after, &after, &req.now, &workflows, &versions, &none, &skipped];
-        self.explain(&sql, &params).await
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            vec![&ns, &req.queues, &req.now, &n, &st, &step, &req.workers, &workflows, &versions];
+        let cap = req.group_cap.map(i64::from);
+        let statement = match &cap {
+            None => best_free_sql(),
+            Some(cap) => {
+                params.push(cap);
+                fair_free_sql()
+            }
+        };
+        self.explain(&format!("EXPLAIN {}", self.sql(&statement)), &params).await
     }
 
     /// The plan PostgreSQL picks for a keyset page of `list_jobs_after(filter, limit, after)`.

@@ -13,11 +13,11 @@
 //!
 //! Each core trait is implemented in the file of its name (`jobs.rs`, `inspect.rs`,
 //! `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`, `maintenance.rs`,
-//! `schema.rs`, `workflow.rs`, whose fair claim is in `workflow_claim.rs`); the hot path's
-//! work lives beside them (`enqueue.rs`, `enqueue_copy.rs`, `claim.rs`, `claim_free.rs`,
-//! `ack.rs`, `apply.rs`), as do the migration runner (`migrate.rs`) and the wake-ups
-//! (`wake.rs`, `wait.rs`). Every request is checked by its
-//! own `validate()` in core first; this crate only refuses what its columns cannot hold.
+//! `schema.rs`, `workflow.rs`, whose fair claim is in `workflow_claim.rs` and
+//! `workflow_claim_free.rs`); the hot path's work lives beside them (`enqueue.rs`,
+//! `enqueue_copy.rs`, `claim.rs`, `claim_free.rs`, `ack.rs`, `apply.rs`), as do the migration
+//! runner (`migrate.rs`) and the wake-ups (`wake.rs`, `wait.rs`). Every request is checked by
+//! its own `validate()` in core first; this crate only refuses what its columns cannot hold.
 
 mod ack;
 mod apply;
@@ -46,6 +46,7 @@ mod wait;
 mod wake;
 mod workflow;
 mod workflow_claim;
+mod workflow_claim_free;
 
 pub use options::{PgOptions, DEFAULT_SCHEMA};
 pub use store::PgStore;

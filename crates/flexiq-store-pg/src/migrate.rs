@@ -21,6 +21,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (4, include_str!("migrations/0004_claim_seq.sql")),
     (5, include_str!("migrations/0005_job_counts.sql")),
     (6, include_str!("migrations/0006_workflow_stages.sql")),
+    (7, include_str!("migrations/0007_dead_letter_stages.sql")),
 ];
 
 /// The schema version this build needs.

@@ -24,6 +24,8 @@ pub struct PgStore {
     pub(crate) ns: Arc<str>,
     /// When this namespace's claims last met limited queues.
     pub(crate) limited: Arc<LimitedHint>,
+    /// When this namespace's fair claims last met limited queues.
+    pub(crate) fair_limited: Arc<LimitedHint>,
 }
 
 pub(crate) struct Shared {
@@ -106,14 +108,24 @@ impl PgStore {
             closed: AtomicBool::new(false),
             tasks,
         });
-        Ok(PgStore { shared, ns: Arc::from(opts.namespace.as_str()), limited: Arc::default() })
+        Ok(PgStore {
+            shared,
+            ns: Arc::from(opts.namespace.as_str()),
+            limited: Arc::default(),
+            fair_limited: Arc::default(),
+        })
     }
 
     /// A handle on another namespace sharing this one's pool and listener.
     pub fn with_namespace(&self, ns: &str) -> Result<PgStore> {
         flexiq_core::options::validate_name("namespace", ns)?;
         self.check_open()?;
-        Ok(PgStore { shared: self.shared.clone(), ns: Arc::from(ns), limited: Arc::default() })
+        Ok(PgStore {
+            shared: self.shared.clone(),
+            ns: Arc::from(ns),
+            limited: Arc::default(),
+            fair_limited: Arc::default(),
+        })
     }
 
     /// The PostgreSQL schema holding this store's tables.

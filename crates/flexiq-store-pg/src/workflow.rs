@@ -1,5 +1,5 @@
 //! [`Workflows`] for [`PgStore`]: stages upserted by (run, stage), run-wide cancel, delete and
-//! listing; the fair claim lives in `workflow_claim.rs`.
+//! listing; the fair claim lives in `workflow_claim.rs` and `workflow_claim_free.rs`.
 //!
 //! The unique index `jobs_workflow_stage` (migration 6) holds a pair to one row, so an upsert
 //! is one `INSERT ... ON CONFLICT DO UPDATE`: concurrent upserts of a new pair cannot both
@@ -23,23 +23,34 @@ use crate::db::{i64_of, jid, uid, Conn};
 use crate::row::{job, loaded, state_cols, JOB_COLS};
 use crate::store::PgStore;
 
-/// Inserts the stages, replacing in place the row of a pair that has one.
-const UPSERT: &str = "INSERT INTO {S}.jobs AS j (id, namespace, queue, task, payload, priority, status, max_retries, \
-      backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
-      workflow_stage_id, workflow_version) \
-    SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, 0, u.max_retries, u.bb, u.bm, $2, u.run_at, \
-      u.timeout, u.metadata, u.grp, u.wr, u.ws, u.wv \
-    FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bytea[], $7::int4[], $8::int4[], $9::int8[], $10::int8[], \
-      $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[]) \
-      AS u(id, queue, task, payload, priority, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws, wv) \
-    ON CONFLICT (namespace, workflow_run_id, workflow_stage_id) WHERE workflow_run_id IS NOT NULL DO UPDATE SET \
+/// What replacing a stage's row writes, as the conflict clause of an insert into `jobs AS j`
+/// whose new row is `excluded`: the row keeps its id, creation time and claim sequence and
+/// starts over (pending, attempt 0, no lease, result, error, cancel request or dependencies)
+/// with the new row's fields. `upsert_stages` and the retry of a dead stage both replace so.
+pub(crate) const REPLACE_STAGE: &str = "ON CONFLICT (namespace, workflow_run_id, workflow_stage_id) \
+    WHERE workflow_run_id IS NOT NULL DO UPDATE SET \
       queue = excluded.queue, task = excluded.task, payload = excluded.payload, priority = excluded.priority, \
       status = 0, attempt = 0, max_retries = excluded.max_retries, backoff_base_ms = excluded.backoff_base_ms, \
       backoff_max_ms = excluded.backoff_max_ms, run_at = excluded.run_at, started_at = NULL, heartbeat_at = NULL, \
       finished_at = NULL, worker_id = NULL, result = NULL, last_error = NULL, unique_key = NULL, \
       metadata = excluded.metadata, progress = NULL, timeout_ms = excluded.timeout_ms, cancel_requested = false, \
-      depends_on = '{}', group_key = excluded.group_key, workflow_version = excluded.workflow_version \
-    RETURNING j.id, j.workflow_run_id, j.workflow_stage_id, j.xmax <> 0";
+      depends_on = '{}', group_key = excluded.group_key, workflow_version = excluded.workflow_version";
+
+/// Inserts the stages, replacing in place the row of a pair that has one.
+fn upsert_sql() -> String {
+    format!(
+        "INSERT INTO {{S}}.jobs AS j (id, namespace, queue, task, payload, priority, status, max_retries, \
+          backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
+          workflow_stage_id, workflow_version) \
+        SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, 0, u.max_retries, u.bb, u.bm, $2, u.run_at, \
+          u.timeout, u.metadata, u.grp, u.wr, u.ws, u.wv \
+        FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bytea[], $7::int4[], $8::int4[], $9::int8[], $10::int8[], \
+          $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[]) \
+          AS u(id, queue, task, payload, priority, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws, wv) \
+        {REPLACE_STAGE} \
+        RETURNING j.id, j.workflow_run_id, j.workflow_stage_id, j.xmax <> 0"
+    )
+}
 
 /// The (run, stage) pair of a job that names both: what the unique index holds to one row.
 pub(crate) fn stage_pair(j: &NewJob) -> Option<(&str, &str)> {
@@ -163,7 +174,7 @@ impl PgStore {
                 let rows = c
                     .rows(
                         what,
-                        &self.sql(UPSERT),
+                        &self.sql(&upsert_sql()),
                         &[
                             &ns,
                             &now,
@@ -299,8 +310,8 @@ impl Workflows for PgStore {
         self.upsert(req).await
     }
 
-    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Option<ClaimedJob>> {
-        self.claim_fair_job(req).await
+    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
+        self.claim_fair_jobs(req).await
     }
 
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64> {

@@ -1,33 +1,40 @@
-//! The fair claim of workflow jobs: one job of the served workflows, with running jobs capped
-//! per fairness group and groups served round-robin.
+//! The fair claim of workflow jobs: up to one job per worker of the claim, of the served
+//! workflows, with running jobs capped per fairness group and groups served round-robin.
 //!
-//! A fair claim takes a transaction-scoped advisory lock keyed by schema and namespace first,
-//! so fair claimers of a namespace run one at a time: each counts the running jobs per group
-//! (a fresh statement after the lock sees every earlier fair claim committed) and no two can
-//! take a group past its cap. Pause, rate limits and concurrency caps are the claim path's
-//! own (`claim.rs`: the limited queues' state rows locked, their grants computed and tokens
-//! settled), and the claimed job goes through the same transition and write as any claim, so
-//! acks, heartbeats, fences and the job counts cannot tell a fair claim from another.
+//! Claims from queues without limits run in one round trip (`workflow_claim_free.rs`). This
+//! file holds the entry point and the transactional path taken when a requested queue has a
+//! rate limit or concurrency cap (or had one a moment ago, see `LimitedHint`). There, a claim
+//! with a cap takes a transaction-scoped advisory lock keyed by schema and namespace first, so
+//! fair claimers of a namespace run one at a time: each counts the running jobs per group (a
+//! fresh statement after the lock sees every earlier fair claim committed) and no two can take
+//! a group past its cap. Pause, rate limits and concurrency caps are the claim path's own
+//! (`claim.rs`: the limited queues' state rows locked, their grants computed for every worker
+//! and tokens settled), and the claimed jobs go through the same transition and write as any
+//! claim, so acks, heartbeats, fences and the job counts cannot tell a fair claim from another.
 //!
-//! The search is one statement over `jobs_fair_claim` (namespace, queue, group, priority,
-//! run_at, id on claimable rows): a recursive loose index scan walks the distinct groups after
-//! the namespace's cursor in byte order (`COLLATE "C"`, as the other stores compare keys), each
-//! step one index descent per queue, skipping groups at their cap, and stops at the first
-//! group whose best job is due and served. A claim costs O(groups skipped), not O(backlog).
-//! The chosen job is then locked with `SKIP LOCKED` (an ordinary claim may hold it); when it
-//! is taken the search runs again without it. The served group becomes the new cursor in the
-//! same transaction.
+//! Without a cap the path takes the best jobs in one statement, each queue bounded by its
+//! grant. With a cap it makes the single claims in a row the contract describes, one search
+//! and one lock per pick: the search is one statement over `jobs_fair_claim` (namespace,
+//! queue, group, priority, run_at, id on claimable rows), a recursive loose index scan walking
+//! the distinct groups after the cursor in byte order (`COLLATE "C"`, as the other stores
+//! compare keys), each step one index descent per queue, skipping groups at their cap
+//! (counting this claim's picks), and stopping at the first group whose best job is due and
+//! served. The chosen job is then locked with `SKIP LOCKED` (an ordinary claim may hold it);
+//! when it is taken the search runs again without it. A queue leaves the search when its grant
+//! is used up, and the cursor moves to the last pick's group in the same transaction.
+
+use std::collections::HashMap;
 
 use flexiq_core::cursor::fingerprint;
 use flexiq_core::store::ClaimFairRequest;
 use flexiq_core::transition::{transition, Event};
-use flexiq_core::{ClaimedJob, Fence, Result};
+use flexiq_core::{ClaimedJob, Error, Fence, Result};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::claim::LOCK_LIMITED;
-use crate::db::Conn;
+use crate::db::{jid, Conn};
 use crate::row::{job, loaded, state_cols};
 use crate::store::PgStore;
 
@@ -35,24 +42,25 @@ use crate::store::PgStore;
 const MAX_SEARCHES: usize = 32;
 
 /// A job's fairness group, as the fair index holds it.
-const GROUP: &str = "coalesce(j.group_key, '') COLLATE \"C\"";
+pub(crate) const GROUP: &str = "coalesce(j.group_key, '') COLLATE \"C\"";
 
 /// Served (workflow, version) pairs, `$a`/`$b` the workflow ids and versions (NULL: any).
-fn served(a: u32, b: u32) -> String {
+pub(crate) fn served(a: u32, b: u32) -> String {
     format!(
         "(cardinality(${a}::text[]) = 0 OR EXISTS (SELECT 1 FROM unnest(${a}::text[], ${b}::text[]) AS s(w, v) \
            WHERE s.w = j.task AND (s.v IS NULL OR s.v = j.workflow_version)))"
     )
 }
 
-/// The best due, served job of queues `$2` without fairness: `$3` now, `$4`/`$5` served.
+/// The best `$6` due, served jobs without fairness, from queues `$2` each bounded by its grant
+/// in `$7`: `$3` now, `$4`/`$5` served.
 fn best_sql() -> String {
     format!(
-        "SELECT {cols} FROM unnest($2::text[]) AS qs(queue) CROSS JOIN LATERAL \
+        "SELECT {cols} FROM unnest($2::text[], $7::int8[]) AS qs(queue, cap) CROSS JOIN LATERAL \
            (SELECT * FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.queue = qs.queue AND j.status IN (0, 6) AND j.workflow_run_id IS NOT NULL \
               AND j.run_at <= $3 AND {served} \
-            ORDER BY j.priority DESC, j.run_at, j.id LIMIT 1 FOR UPDATE SKIP LOCKED) AS j \
-         ORDER BY j.priority DESC, j.run_at, j.id LIMIT 1",
+            ORDER BY j.priority DESC, j.run_at, j.id LIMIT qs.cap FOR UPDATE SKIP LOCKED) AS j \
+         ORDER BY j.priority DESC, j.run_at, j.id LIMIT $6",
         cols = state_cols("j"),
         served = served(4, 5),
     )
@@ -101,7 +109,7 @@ fn take_sql() -> String {
 }
 
 /// The fair claim's advisory lock key: one per schema and namespace.
-fn fair_lock_key(schema: &str, ns: &str) -> i64 {
+pub(crate) fn fair_lock_key(schema: &str, ns: &str) -> i64 {
     fingerprint(&["flexiq-fair-claim", schema, ns]) as i64
 }
 
@@ -113,11 +121,44 @@ struct Scope<'a> {
     now: i64,
 }
 
+/// What the transactional path may still take from each eligible queue: `None` for a queue
+/// without limits, else what is left of its grant.
+struct Grants(Vec<(String, Option<u32>)>);
+
+impl Grants {
+    /// The queues that can give one more job, in name order.
+    fn open(&self) -> Vec<String> {
+        self.0.iter().filter(|(_, g)| g.is_none_or(|g| g > 0)).map(|(q, _)| q.clone()).collect()
+    }
+
+    /// Counts one job taken from `queue`.
+    fn take(&mut self, queue: &str) {
+        if let Some((_, Some(g))) = self.0.iter_mut().find(|(q, _)| q == queue) {
+            *g = g.saturating_sub(1);
+        }
+    }
+}
+
 impl PgStore {
-    pub(crate) async fn claim_fair_job(&self, req: ClaimFairRequest) -> Result<Option<ClaimedJob>> {
+    pub(crate) async fn claim_fair_jobs(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         req.validate()?;
+        if !self.fair_limited.recent(req.now) {
+            if let Some(claimed) = self.claim_fair_free(&req).await? {
+                let ids: Vec<Uuid> =
+                    claimed.iter().filter_map(|cj| crate::db::uid(&cj.job.id).ok()).collect();
+                self.shared.hub.publish(&self.ns, false, &ids);
+                return Ok(claimed);
+            }
+            self.fair_limited.seen(req.now);
+        }
+        self.claim_fair_locked(req).await
+    }
+
+    /// The transactional path, for claims that may meet limited queues.
+    async fn claim_fair_locked(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         let ns: &str = &self.ns;
         let now = req.now;
+        let n = req.workers.len() as u32;
         let what = "fair claim";
         let free_sql = self.sql(
             "SELECT queue FROM {S}.queues WHERE namespace = $1 AND queue = ANY($2) AND NOT paused \
@@ -133,92 +174,161 @@ impl PgStore {
                     c.exec(what, "SELECT pg_advisory_xact_lock($1)", &[&key]).await?;
                 }
                 let limited_rows = c.rows(what, &self.sql(LOCK_LIMITED), &[&ns, &req.queues]).await?;
-                let mut limited = self.limited_caps(&c, &limited_rows, 1, now).await?;
-                let mut queues: Vec<String> =
-                    c.rows(what, &free_sql, &[&ns, &req.queues]).await?.iter().map(|r| r.get(0)).collect();
-                queues.extend(limited.iter().filter(|l| l.granted > 0).map(|l| l.queue.clone()));
-                queues.sort();
+                let mut limited = self.limited_caps(&c, &limited_rows, n, now).await?;
+                let mut grants: Vec<(String, Option<u32>)> = c
+                    .rows(what, &free_sql, &[&ns, &req.queues])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), None))
+                    .collect();
+                grants.extend(
+                    limited.iter().filter(|l| l.granted > 0).map(|l| (l.queue.clone(), Some(l.granted))),
+                );
+                grants.sort();
+                let mut grants = Grants(grants);
                 let scope = Scope {
-                    queues,
+                    queues: grants.open(),
                     workflows: req.serves.iter().map(|s| s.workflow_id.as_str()).collect(),
                     versions: req.serves.iter().map(|s| s.definition_version.as_deref()).collect(),
                     now,
                 };
-                let row = match (scope.queues.is_empty(), req.group_cap) {
-                    (true, _) => None,
-                    (false, None) => self.best_job(&c, &scope).await?,
-                    (false, Some(cap)) => self.fair_job(&c, &req.queues, &scope, cap).await?,
+                let rows = match (scope.queues.is_empty(), req.group_cap) {
+                    (true, _) => Vec::new(),
+                    (false, None) => self.best_jobs(&c, &scope, &grants, n).await?,
+                    (false, Some(cap)) => self.fair_jobs(&c, &req.queues, scope, &mut grants, cap, n).await?,
                 };
-                let mut changes = Vec::with_capacity(1);
-                if let Some(r) = &row {
+                let mut changes = Vec::with_capacity(rows.len());
+                for (r, worker) in rows.iter().zip(&req.workers) {
                     let l = loaded(r, 0)?;
                     let next =
                         transition(&l.state, &Event::Claim, now).map_err(|x| x.into_error(&l.state.id))?;
                     let mut ch = Change::new(l, next);
-                    ch.worker = Some(req.worker_id.clone());
+                    ch.worker = Some(worker.clone());
                     changes.push(ch);
                 }
                 if !limited.is_empty() {
                     self.settle_tokens(&c, &mut limited, &changes, now).await?;
                 }
+                let order: Vec<Uuid> = changes.iter().map(|ch| ch.before.id).collect();
                 let updated = self.write_and_commit(&c, &changes, now, true, &mut fx).await?;
-                match updated.first() {
-                    None => Ok(None),
-                    Some(r) => {
-                        let j = job(r)?;
-                        let fence = Fence { attempt: j.attempt, started_at: now, claim_seq: j.claim_seq };
-                        Ok(Some(ClaimedJob { job: j, fence }))
-                    }
+                let mut by_id: HashMap<Uuid, Row> =
+                    updated.into_iter().map(|r| (r.get::<_, Uuid>(0), r)).collect();
+                let mut out = Vec::with_capacity(order.len());
+                for id in order {
+                    let r = by_id.remove(&id).ok_or_else(|| {
+                        Error::backend(format!("fair claim of job {} wrote no row", jid(id)))
+                    })?;
+                    let j = job(&r)?;
+                    let fence = Fence { attempt: j.attempt, started_at: now, claim_seq: j.claim_seq };
+                    out.push(ClaimedJob { job: j, fence });
                 }
+                Ok(out)
             })
             .await?;
         self.shared.hub.publish(&self.ns, false, &fx.jobs);
         Ok(claimed)
     }
 
-    /// The best job without fairness, locked.
-    async fn best_job(&self, c: &Conn, scope: &Scope<'_>) -> Result<Option<Row>> {
+    /// The best `n` jobs without fairness, each queue within its grant, locked.
+    async fn best_jobs(&self, c: &Conn, scope: &Scope<'_>, grants: &Grants, n: u32) -> Result<Vec<Row>> {
         let ns: &str = &self.ns;
-        c.opt(
+        let caps: Vec<i64> = scope
+            .queues
+            .iter()
+            .map(|q| {
+                let g = grants.0.iter().find(|(name, _)| name == q).and_then(|(_, g)| *g);
+                i64::from(g.unwrap_or(n).min(n))
+            })
+            .collect();
+        c.rows(
             "fair claim",
             &self.sql(&best_sql()),
-            &[&ns, &scope.queues, &scope.now, &scope.workflows, &scope.versions],
+            &[&ns, &scope.queues, &scope.now, &scope.workflows, &scope.versions, &i64::from(n), &caps],
         )
         .await
     }
 
-    /// The best job of the first group after the cursor that is below `cap` running jobs in
-    /// `counted` queues, locked; the cursor moves to its group.
-    async fn fair_job(
+    /// Up to `n` jobs as that many single claims in a row would take them: each the best job
+    /// of the first group after the cursor that is below `cap` running jobs in `counted`
+    /// queues (counting the jobs already picked), locked; the cursor moves to the last pick's
+    /// group.
+    async fn fair_jobs(
         &self,
         c: &Conn,
         counted: &[String],
-        scope: &Scope<'_>,
+        mut scope: Scope<'_>,
+        grants: &mut Grants,
         cap: u32,
-    ) -> Result<Option<Row>> {
+        n: u32,
+    ) -> Result<Vec<Row>> {
         let ns: &str = &self.ns;
         let what = "fair claim";
-        let full_sql = self.sql(&format!(
-            "SELECT {GROUP} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.queue = ANY($2) AND j.status = 1 \
+        // Only groups this claim could fill matter: those with at least cap - n running.
+        let busy_sql = self.sql(&format!(
+            "SELECT {GROUP}, count(*) FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.queue = ANY($2) AND j.status = 1 \
              GROUP BY 1 HAVING count(*) >= $3"
         ));
-        let full: Vec<String> = c
-            .rows(what, &full_sql, &[&ns, &counted, &i64::from(cap)])
+        let floor = (i64::from(cap) - i64::from(n)).max(1);
+        let mut running: HashMap<String, i64> = c
+            .rows(what, &busy_sql, &[&ns, &counted, &floor])
             .await?
             .iter()
-            .map(|r| r.get(0))
+            .map(|r| (r.get(0), r.get(1)))
             .collect();
         let cursor_sql = self.sql("SELECT group_key FROM {S}.fair_cursors WHERE namespace = $1");
-        let cursor: Option<String> = c.opt(what, &cursor_sql, &[&ns]).await?.map(|r| r.get(0));
+        let mut cursor: Option<String> = c.opt(what, &cursor_sql, &[&ns]).await?.map(|r| r.get(0));
+        let take = self.sql(&take_sql());
+        // Jobs this claim took or found taken: the search passes over them.
+        let mut passed: Vec<Uuid> = Vec::new();
+        let mut out = Vec::new();
+        while out.len() < n as usize && !scope.queues.is_empty() {
+            let full: Vec<&str> =
+                running.iter().filter(|(_, k)| **k >= i64::from(cap)).map(|(g, _)| g.as_str()).collect();
+            let Some((group, row)) =
+                self.pick(c, &scope, cursor.as_deref(), &full, &mut passed, &take).await?
+            else {
+                break;
+            };
+            let l = loaded(&row, 0)?;
+            passed.push(l.id);
+            grants.take(&l.queue);
+            *running.entry(group.clone()).or_default() += 1;
+            cursor = Some(group);
+            out.push(row);
+            scope.queues = grants.open();
+        }
+        if let Some(group) = &cursor {
+            if !out.is_empty() {
+                let store = self.sql(
+                    "INSERT INTO {S}.fair_cursors (namespace, group_key) VALUES ($1, $2) \
+                     ON CONFLICT (namespace) DO UPDATE SET group_key = excluded.group_key",
+                );
+                c.exec(what, &store, &[&ns, group]).await?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One single claim's pick: the best job of the first group after `cursor` (wrapping)
+    /// that is not `full`, locked, with its group; jobs found taken join `passed`.
+    async fn pick(
+        &self,
+        c: &Conn,
+        scope: &Scope<'_>,
+        cursor: Option<&str>,
+        full: &[&str],
+        passed: &mut Vec<Uuid>,
+        take: &str,
+    ) -> Result<Option<(String, Row)>> {
+        let ns: &str = &self.ns;
+        let what = "fair claim";
         // After the cursor to the last group, then from the first group up to the cursor:
         // (from_start, bounded, after).
-        let passes: Vec<(bool, bool, String)> = match &cursor {
-            Some(k) => vec![(false, false, k.clone()), (true, true, String::new())],
-            None => vec![(true, false, String::new())],
+        let passes: Vec<(bool, bool, &str)> = match cursor {
+            Some(k) => vec![(false, false, k), (true, true, "")],
+            None => vec![(true, false, "")],
         };
-        let bound = cursor.clone().unwrap_or_default();
-        let take = self.sql(&take_sql());
-        let mut skipped: Vec<Uuid> = Vec::new();
+        let bound = cursor.unwrap_or_default();
         for (from_start, bounded, after) in passes {
             let search = self.sql(&search_sql(from_start, bounded));
             for _ in 0..MAX_SEARCHES {
@@ -235,21 +345,16 @@ impl PgStore {
                             &scope.workflows,
                             &scope.versions,
                             &full,
-                            &skipped,
+                            &*passed,
                         ],
                     )
                     .await?;
                 let Some(f) = found else { break };
                 let (group, id): (String, Uuid) = (f.get(0), f.get(1));
-                if let Some(row) = c.opt(what, &take, &[&id, &scope.now]).await? {
-                    let store = self.sql(
-                        "INSERT INTO {S}.fair_cursors (namespace, group_key) VALUES ($1, $2) \
-                         ON CONFLICT (namespace) DO UPDATE SET group_key = excluded.group_key",
-                    );
-                    c.exec(what, &store, &[&ns, &group]).await?;
-                    return Ok(Some(row));
+                if let Some(row) = c.opt(what, take, &[&id, &scope.now]).await? {
+                    return Ok(Some((group, row)));
                 }
-                skipped.push(id);
+                passed.push(id);
             }
         }
         Ok(None)

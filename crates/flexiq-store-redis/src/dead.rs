@@ -1,12 +1,20 @@
 //! The dead-letter queue: entries are JSON rows in one hash (`B:dlq`), listed through a
-//! newest-first index over all entries (`B:dlix`) and one per task (`B:dlt:<task>`); a retry
-//! re-enqueues the entry's job and removes the entry in the same script.
+//! newest-first index over all entries (`B:dlix`) and one per task (`B:dlt:<task>`).
+//!
+//! A retry re-enqueues the entry's job as a new job and removes the entry in the same script,
+//! except for a workflow stage: its (run, stage) pair holds one row, which stays (dead) beside
+//! the entry, so `workflow.lua`'s `revive` makes that row pending again in place. An entry
+//! keeps its job's workflow fields and group ([`DeadEntry`]) so that a stage whose row was
+//! archived or deleted since is re-enqueued as a stage of its run, not as a plain job a plain
+//! claimer would take.
 
 use flexiq_core::cursor::page_from_rows;
 use flexiq_core::store::{
     DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, PurgeDeadRequest, RetryDeadRequest,
 };
 use flexiq_core::{Cursor, DeadJob, EnqueueOptions, Error, JobId, NewJob, Page, Result};
+use fred::types::Value;
+use serde::{Deserialize, Serialize};
 
 use crate::conn::{n, s};
 use crate::enqueue::{enqueue_args, run_enqueue};
@@ -14,6 +22,42 @@ use crate::keys::{member, member_id};
 use crate::listing::Walk;
 use crate::row::{int, text};
 use crate::store::RedisStore;
+
+/// A dead-letter entry as stored: the public row plus the dead job's group and workflow fields
+/// (absent for a plain job, and in entries written before they were kept).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct DeadEntry {
+    #[serde(flatten)]
+    pub(crate) job: DeadJob,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) group_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) workflow_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) workflow_stage_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) workflow_version: Option<String>,
+}
+
+impl DeadEntry {
+    /// The job a retry enqueues when it does not revive a stage in place: the entry's task,
+    /// payload, queue and metadata, and its run, stage, version and group when it has a run.
+    fn new_job(&self, now: i64) -> Result<NewJob> {
+        let d = &self.job;
+        let mut opts = EnqueueOptions {
+            queue: Some(d.queue.clone()),
+            metadata: d.metadata.clone(),
+            ..Default::default()
+        };
+        if self.workflow_run_id.is_some() && self.workflow_stage_id.is_some() {
+            opts.workflow_run_id = self.workflow_run_id.clone();
+            opts.workflow_stage_id = self.workflow_stage_id.clone();
+            opts.workflow_version = self.workflow_version.clone();
+            opts.group_key = self.group_key.clone();
+        }
+        NewJob::build(&d.task_name, d.payload.clone(), opts, now)
+    }
+}
 
 impl RedisStore {
     async fn dead_walk(
@@ -73,13 +117,19 @@ impl DeadLetters for RedisStore {
         let RetryDeadRequest { dead_id, now } = req;
         let not_found = || Error::NotFound { what: "dead letter", id: dead_id.clone() };
         let v = self.ctx.conn.cmd("HGET", vec![s(self.ctx.keys.k("dlq")), s(dead_id.as_str())]).await?;
-        let dead: DeadJob = serde_json::from_str(&text(&v).ok_or_else(not_found)?).map_err(Error::backend)?;
-        let opts = EnqueueOptions {
-            queue: Some(dead.queue.clone()),
-            metadata: dead.metadata.clone(),
-            ..Default::default()
-        };
-        let job = NewJob::build(&dead.task_name, dead.payload.clone(), opts, now)?;
+        let entry: DeadEntry =
+            serde_json::from_str(&text(&v).ok_or_else(not_found)?).map_err(Error::backend)?;
+        let dead = &entry.job;
+        let revive = vec![s("revive"), n(now), s(dead_id.as_str()), s(dead.original_job_id.as_str())];
+        match self.workflow_op(revive).await? {
+            Value::Integer(0) => {}
+            v => {
+                let id = text(&v).ok_or_else(|| crate::error::shape("revived stage"))?;
+                self.changed();
+                return Ok(JobId::from_trusted(id));
+            }
+        }
+        let job = entry.new_job(now)?;
         let m = member(dead.failed_at, &dead.id);
         let args = enqueue_args(std::slice::from_ref(&job), None, now, Some((&dead_id, &m, &dead.task_name)));
         let out = run_enqueue(&self.ctx, args).await?;
@@ -108,5 +158,53 @@ impl DeadLetters for RedisStore {
     async fn purge_dead_by_task(&self, task: &str) -> Result<u64> {
         self.ctx.check()?;
         Ok(self.small_op(vec![s("purge_dead_task"), s(task)]).await? as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> DeadJob {
+        DeadJob {
+            id: "d1".into(),
+            original_job_id: "j1".into(),
+            queue: "q".into(),
+            task_name: "t".into(),
+            payload: vec![0, 255, 7],
+            error: Some("boom".into()),
+            retry_count: 1,
+            failed_at: 5,
+            metadata: None,
+        }
+    }
+
+    /// Entries written before the workflow fields were kept read as entries without them,
+    /// and readers of the public row skip the fields they do not know.
+    #[test]
+    fn entries_with_and_without_workflow_fields_read_both_ways() {
+        let old = serde_json::to_string(&entry()).unwrap();
+        let read: DeadEntry = serde_json::from_str(&old).unwrap();
+        assert_eq!(read.job, entry());
+        assert!(read.workflow_run_id.is_none() && read.group_key.is_none());
+        let stage = DeadEntry {
+            job: entry(),
+            group_key: Some("g".into()),
+            workflow_run_id: Some("r".into()),
+            workflow_stage_id: Some("s".into()),
+            workflow_version: None,
+        };
+        let json = serde_json::to_string(&stage).unwrap();
+        assert!(!json.contains("workflow_version"), "{json}");
+        assert_eq!(serde_json::from_str::<DeadEntry>(&json).unwrap(), stage);
+        assert_eq!(serde_json::from_str::<DeadJob>(&json).unwrap(), entry());
+        let job = stage.new_job(9).unwrap();
+        assert_eq!(
+            (job.workflow_run_id.as_deref(), job.workflow_stage_id.as_deref()),
+            (Some("r"), Some("s"))
+        );
+        assert_eq!((job.group_key.as_deref(), job.queue.as_str(), job.run_at), (Some("g"), "q", 9));
+        let plain = DeadEntry { workflow_run_id: None, ..stage }.new_job(9).unwrap();
+        assert!(plain.workflow_stage_id.is_none() && plain.group_key.is_none(), "a plain retry as before");
     }
 }

@@ -15,6 +15,7 @@ use flexiq_core::{transition, Error, Event, JobStatus, Next, Result};
 use fred::types::Value;
 
 use crate::conn::{n, s};
+use crate::dead::DeadEntry;
 use crate::keys::member;
 use crate::row::{self, StateRow, STATE_FIELDS};
 use crate::store::Ctx;
@@ -154,24 +155,34 @@ impl Plan {
         while let Some(w) = self.work.pop() {
             match w {
                 Work::DeadLetter { id, attempt, error, queue, task } => {
-                    let v =
-                        ctx.conn.cmd("HMGET", vec![s(ctx.keys.job(&id)), s("p"), s("m")]).await?.into_array();
-                    let dead = DeadJob {
-                        id: new_row_id(),
-                        original_job_id: id,
-                        queue,
-                        task_name: task.clone(),
-                        payload: v.first().and_then(row::bytes).unwrap_or_default(),
-                        error,
-                        retry_count: attempt,
-                        failed_at: self.now,
-                        metadata: v.get(1).and_then(row::text),
+                    let fields = ["p", "m", "g", "wr", "ws", "wv"].map(s);
+                    let mut args = vec![s(ctx.keys.job(&id))];
+                    args.extend(fields);
+                    let v = ctx.conn.cmd("HMGET", args).await?.into_array();
+                    let field = |k: usize| v.get(k).and_then(row::text);
+                    let dead = DeadEntry {
+                        job: DeadJob {
+                            id: new_row_id(),
+                            original_job_id: id,
+                            queue,
+                            task_name: task.clone(),
+                            payload: v.first().and_then(row::bytes).unwrap_or_default(),
+                            error,
+                            retry_count: attempt,
+                            failed_at: self.now,
+                            metadata: field(1),
+                        },
+                        group_key: field(2),
+                        workflow_run_id: field(3),
+                        workflow_stage_id: field(4),
+                        workflow_version: field(5),
                     };
-                    let m = member(self.now, &dead.id);
+                    let dead_id = dead.job.id.clone();
+                    let m = member(self.now, &dead_id);
                     let json = serde_json::to_string(&dead).map_err(Error::backend)?;
-                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlq")), s(dead.id.clone()), s(json)]);
-                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlqt")), s(dead.id.clone()), s(task.clone())]);
-                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlqm")), s(dead.id.clone()), s(m.clone())]);
+                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlq")), s(dead_id.clone()), s(json)]);
+                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlqt")), s(dead_id.clone()), s(task.clone())]);
+                    self.raw(vec![s("HSET"), s(ctx.keys.k("dlqm")), s(dead_id), s(m.clone())]);
                     self.raw(vec![s("ZADD"), s(ctx.keys.k("dlix")), n(0), s(m.clone())]);
                     self.raw(vec![s("ZADD"), s(ctx.keys.k(&format!("dlt:{task}"))), n(0), s(m)]);
                 }

@@ -9,18 +9,25 @@
 //! before the index existed are not backfilled: they stay out of it (and read `wv`, the
 //! definition version, as `None`).
 //!
-//! The upsert, the fair claim and the deletion are single calls of `workflow.lua`, so each is
-//! atomic and parallel fair claimers can never take a group past its cap. The fair claim takes
-//! its job through `take.lua`, the claim step `claim.lua` uses, so the job is indistinguishable
-//! from a claimed one (attempt, claim sequence, lease, indexes, counters, rate bucket) and
-//! acks, heartbeats and fences work unchanged. Its cost: there is no per-group index, so a
+//! The upsert, the fair claim, the deletion and the in-place retry of a dead stage (`dead.rs`)
+//! are single calls of `workflow.lua`, so each is atomic and parallel fair claimers can never
+//! take a group past its cap. The fair claim takes its jobs through `take.lua`, the claim step
+//! `claim.lua` uses, so a job is indistinguishable from a claimed one (attempt, claim
+//! sequence, lease, indexes, counters, rate bucket) and acks, heartbeats and fences work
+//! unchanged. One call serves a batch of workers: it reads the running jobs' groups, each
+//! queue's allowance and the cursor once, walks each ready set once into per-group candidate
+//! lists, and then picks job after job as single claims in a row would, moving the running
+//! counts, allowances and cursor in Lua locals. Its cost: there is no per-group index, so a
 //! claim with a cap reads the group of every running job of the requested queues and walks
-//! their whole ready sets in order (one `HMGET` per ready job) to find each group's best job;
-//! without a cap it stops at each queue's first job the served pairs match. So a fair claim
-//! costs O(running + ready jobs of its queues) on the server, fine for the backlogs a
-//! workflow queue holds but worth knowing for very deep ones. The round-robin cursor is one key
-//! per namespace, `B:wfcur`. `cancel_run` goes through the state machine (`Event::Cancel`,
-//! dependents cascading) like `cancel` and `purge_queue` do.
+//! their whole ready sets in order (one `HMGET` per ready job) to find each group's best jobs;
+//! without a cap it stops at each queue's first jobs the served pairs match, as many as the
+//! batch can take from it. So a fair claim costs O(running + ready jobs of its queues) on the
+//! server whatever the batch size (each pick after the walk is O(queues), skipping a group
+//! that can give no more in amortized constant time), fine for the backlogs a workflow queue
+//! holds but worth knowing for very deep ones; a batch of n costs that once where n single
+//! claims cost it n times. The round-robin cursor is one key per namespace, `B:wfcur`.
+//! `cancel_run` goes through the state machine (`Event::Cancel`, dependents cascading) like
+//! `cancel` and `purge_queue` do.
 
 use flexiq_core::store::{
     CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
@@ -74,13 +81,15 @@ fn upsert_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
 
 /// `workflow.lua`'s fair-claim arguments.
 fn claim_args(req: &ClaimFairRequest) -> Vec<Value> {
-    let mut a = vec![
+    let mut a = Vec::with_capacity(6 + req.workers.len() + req.queues.len() + req.serves.len() * 3);
+    a.extend([
         s("claim"),
         n(req.now),
-        s(req.worker_id.as_str()),
         s(req.group_cap.map(|c| c.to_string()).unwrap_or_default()),
-        n(req.queues.len() as i64),
-    ];
+        n(req.workers.len() as i64),
+    ]);
+    a.extend(req.workers.iter().map(|w| s(w.as_str())));
+    a.push(n(req.queues.len() as i64));
     a.extend(req.queues.iter().map(|q| s(q.as_str())));
     a.push(n(req.serves.len() as i64));
     for sv in &req.serves {
@@ -95,7 +104,7 @@ fn claim_args(req: &ClaimFairRequest) -> Vec<Value> {
 
 impl RedisStore {
     /// Runs one operation of `workflow.lua`.
-    async fn workflow_op(&self, args: Vec<Value>) -> Result<Value> {
+    pub(crate) async fn workflow_op(&self, args: Vec<Value>) -> Result<Value> {
         self.ctx.conn.script(&self.ctx.conn.scripts.workflow, &self.ctx.keys.base, args).await
     }
 
@@ -124,12 +133,15 @@ impl Workflows for RedisStore {
         Ok(ids)
     }
 
-    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Option<ClaimedJob>> {
+    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         self.ctx.check()?;
         req.validate()?;
         let reply = self.workflow_op(claim_args(&req)).await?;
-        let claimed = crate::jobs::claimed(&self.ctx.ns, reply)?.into_iter().next();
-        if claimed.is_some() {
+        let claimed = crate::jobs::claimed(&self.ctx.ns, reply)?;
+        if claimed.len() > req.workers.len() {
+            return Err(crate::error::shape("fair claim"));
+        }
+        if !claimed.is_empty() {
             self.ctx.waker.job_changed();
         }
         Ok(claimed)

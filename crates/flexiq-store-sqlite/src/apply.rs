@@ -8,6 +8,7 @@ use flexiq_core::id::new_row_id;
 use flexiq_core::transition::{transition, Event, JobState, Next};
 use flexiq_core::{Error, JobStatus, Result};
 
+use crate::claim::Claimers;
 use crate::error::SqlResultExt;
 use crate::row::{load_state, Loaded};
 use crate::writer::{MetricInsert, WriteCtx};
@@ -62,20 +63,28 @@ pub(crate) const CLAIMS_UPDATE: &str =
     "UPDATE jobs SET status = ?1, attempt = attempt + 1, claim_seq = claim_seq + 1, started_at = ?2, \
     heartbeat_at = ?2, worker_id = ?3 WHERE rowid IN (SELECT value FROM json_each(?4))";
 
-/// Writes claims decided by the state machine. Every claim that is the plain claim shape
-/// (running, attempt + 1, claim sequence + 1, started now, nothing else) is written by one
-/// UPDATE over the rows' ids; anything else is applied one by one.
+/// The write of plain claims for several workers: `?3` is a JSON array of `[rowid, worker]`.
+pub(crate) const CLAIMS_UPDATE_EACH: &str =
+    "UPDATE jobs SET status = ?1, attempt = attempt + 1, claim_seq = claim_seq + 1, started_at = ?2, \
+    heartbeat_at = ?2, worker_id = k.value ->> 1 FROM json_each(?3) AS k WHERE jobs.rowid = k.value ->> 0";
+
+/// Writes claims decided by the state machine, the n-th to `workers.nth(n)`. Every claim that
+/// is the plain claim shape (running, attempt + 1, claim sequence + 1, started now, nothing
+/// else) is written by one UPDATE over the rows' ids; anything else is applied one by one.
 pub(crate) fn apply_claims(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
     claims: &[(Loaded, Next)],
     now: i64,
-    worker_id: &str,
+    workers: Claimers<'_>,
 ) -> Result<()> {
     let shape = transition(&JobState::probe(JobStatus::Pending, 0), &Event::Claim, now).ok();
     let mut rowids = String::from("[");
     let mut plain = Vec::with_capacity(claims.len());
-    for (st, next) in claims {
+    for (n, (st, next)) in claims.iter().enumerate() {
+        let worker_id = workers.nth(n).ok_or_else(|| {
+            Error::backend(format!("job {} was claimed for place {n} with no worker", st.id))
+        })?;
         let is_plain = shape.as_ref().is_some_and(|shape| {
             let mut expect = shape.clone();
             expect.attempt = st.attempt + 1;
@@ -86,7 +95,10 @@ pub(crate) fn apply_claims(
             if !plain.is_empty() {
                 rowids.push(',');
             }
-            rowids.push_str(&st.rowid.to_string());
+            match workers {
+                Claimers::One(_) => rowids.push_str(&st.rowid.to_string()),
+                Claimers::Each(_) => rowids.push_str(&serde_json::json!([st.rowid, worker_id]).to_string()),
+            }
             plain.push((st, next));
         } else {
             apply(ctx, ns, st, next, now, Extras { result: None, worker_id: Some(worker_id) })?;
@@ -97,7 +109,14 @@ pub(crate) fn apply_claims(
         return Ok(());
     }
     let running = JobStatus::Running.code();
-    ctx.conn.prepare_cached(CLAIMS_UPDATE).db()?.execute((running, now, worker_id, &rowids)).db()?;
+    match workers {
+        Claimers::One(worker_id) => {
+            ctx.conn.prepare_cached(CLAIMS_UPDATE).db()?.execute((running, now, worker_id, &rowids)).db()?
+        }
+        Claimers::Each(_) => {
+            ctx.conn.prepare_cached(CLAIMS_UPDATE_EACH).db()?.execute((running, now, &rowids)).db()?
+        }
+    };
     for (st, next) in plain {
         ctx.count_delta(ns, &st.queue, st.status, -1);
         ctx.count_delta(ns, &st.queue, next.status, 1);

@@ -178,18 +178,46 @@ pub(crate) fn claim(ctx: &mut WriteCtx<'_>, ns: &str, req: &ClaimRequest) -> Res
         let used = found.iter().filter(|c| c.queue == qi).count() as u32;
         grant.settle(conn, ns, &queues[qi], used)?;
     }
-    take(ctx, ns, found, now, &req.worker_id)
+    take(ctx, ns, found, now, Claimers::One(&req.worker_id))
+}
+
+/// Who the jobs of one claim go to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Claimers<'a> {
+    /// Every job to one worker.
+    One(&'a str),
+    /// The n-th job to the n-th worker (at least as many workers as jobs).
+    Each(&'a [String]),
+}
+
+impl<'a> Claimers<'a> {
+    /// The worker of the claim's `n`-th job; `None` past the last worker.
+    pub(crate) fn nth(self, n: usize) -> Option<&'a str> {
+        match self {
+            Claimers::One(w) => Some(w),
+            Claimers::Each(ws) => ws.get(n).map(String::as_str),
+        }
+    }
+
+    /// [`Claimers::One`] when every worker is the same one, so the claim writes with one shape.
+    pub(crate) fn of(workers: &'a [String]) -> Self {
+        match workers.first() {
+            Some(w) if workers.iter().all(|o| o == w) => Claimers::One(w),
+            _ => Claimers::Each(workers),
+        }
+    }
 }
 
 /// Moves each candidate through the state machine's claim and writes the claims: attempt and
 /// claim sequence up by one, started and heartbeat now, the worker stamped, counters moved.
 /// Every claim of this crate, plain or fair, ends here, so their jobs ack and heartbeat alike.
+/// The n-th job claimed goes to `workers.nth(n)`.
 pub(crate) fn take(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
     found: Vec<Candidate>,
     now: i64,
-    worker_id: &str,
+    workers: Claimers<'_>,
 ) -> Result<Vec<ClaimedJob>> {
     let mut claimed = Vec::with_capacity(found.len());
     let mut decided = Vec::with_capacity(found.len());
@@ -217,13 +245,16 @@ pub(crate) fn take(
         job.attempt = next.attempt;
         job.started_at = next.started_at;
         job.heartbeat_at = next.started_at;
-        job.worker_id = Some(worker_id.to_string());
+        let worker = workers.nth(claimed.len()).ok_or_else(|| {
+            Error::backend(format!("job {} was claimed for place {} with no worker", job.id, claimed.len()))
+        })?;
+        job.worker_id = Some(worker.to_string());
         job.claim_seq = claim_seq;
         let fence = Fence { attempt: next.attempt, started_at: now, claim_seq };
         claimed.push((ClaimedJob { job, fence }, c.has_deps));
         decided.push((st, next));
     }
-    apply_claims(ctx, ns, &decided, now, worker_id)?;
+    apply_claims(ctx, ns, &decided, now, workers)?;
     let (jobs, flags): (Vec<_>, Vec<_>) = claimed.into_iter().map(|(c, d)| ((c.job, d), c.fence)).unzip();
     let jobs = fill_deps(ctx.conn, jobs)?;
     Ok(jobs.into_iter().zip(flags).map(|(job, fence)| ClaimedJob { job, fence }).collect())

@@ -1,15 +1,21 @@
-//! [`DeadLetters`]: listing, retry as a fresh job, deletion and purges.
+//! [`DeadLetters`]: listing, retry, deletion and purges.
+//!
+//! A retried entry becomes a fresh job, except a workflow stage's: a (run, stage) pair holds
+//! one row, so the retry goes through the stage upsert, which makes the stage's own row pending
+//! again in place (its id and claim sequence kept, so the dead attempt's late ack is
+//! `Superseded`), or inserts it anew when the stage's row was deleted since. A stage enqueued
+//! again since it died is newer work, and its retry is `Conflict`.
 
 use flexiq_core::cursor::{page_from_rows, Cursor};
 use flexiq_core::store::{
     DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, EnqueueRequest, PurgeDeadRequest,
-    RetryDeadRequest,
+    RetryDeadRequest, UpsertStagesRequest,
 };
-use flexiq_core::{Backoff, DeadJob, Error, JobId, NewJob, Page, Result};
+use flexiq_core::{Backoff, DeadJob, Error, JobId, JobStatus, NewJob, Page, Result};
 use rusqlite::{OptionalExtension, Row};
 
 use crate::error::SqlResultExt;
-use crate::{enqueue, SqliteStore};
+use crate::{enqueue, workflow, SqliteStore};
 
 /// The keyset listing name of dead letters.
 pub(crate) const DEAD_LISTING: &str = "dead_letters";
@@ -121,8 +127,26 @@ impl DeadLetters for SqliteStore {
                 .optional()
                 .db()?
                 .ok_or_else(|| Error::NotFound { what: "dead letter", id: dead_id.clone() })?;
-            let id = job.id.clone();
-            enqueue::enqueue(ctx, &ns, &EnqueueRequest { jobs: vec![job], max_pending: None, now })?;
+            let id = if let (Some(run), Some(stage)) = (&job.workflow_run_id, &job.workflow_stage_id) {
+                if let Some(now_row) = workflow::stage_state(ctx.conn, &ns, run, stage)? {
+                    if now_row.status != JobStatus::Dead {
+                        return Err(Error::Conflict(format!(
+                            "dead letter {dead_id} is stage {stage} of run {run}, whose job {} was enqueued again \
+                             since and is {}: retrying would replace newer work",
+                            now_row.id,
+                            now_row.status.as_str()
+                        )));
+                    }
+                }
+                let ids = workflow::upsert(ctx, &ns, UpsertStagesRequest { jobs: vec![job], now })?;
+                ids.into_iter().next().ok_or_else(|| {
+                    Error::backend(format!("the retry of dead letter {dead_id} upserted no stage"))
+                })?
+            } else {
+                let id = job.id.clone();
+                enqueue::enqueue(ctx, &ns, &EnqueueRequest { jobs: vec![job], max_pending: None, now })?;
+                id
+            };
             ctx.conn
                 .prepare_cached("DELETE FROM dead_letters WHERE id = ?1")
                 .db()?

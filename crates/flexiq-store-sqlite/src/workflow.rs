@@ -50,7 +50,7 @@ const REPLACE: &str = "UPDATE jobs SET queue = ?2, task = ?3, payload = ?4, prio
     group_key = ?13, wf_version = ?14, has_deps = 0
     WHERE rowid = ?1";
 
-fn stage_state(conn: &Connection, ns: &str, run: &str, stage: &str) -> Result<Option<Loaded>> {
+pub(crate) fn stage_state(conn: &Connection, ns: &str, run: &str, stage: &str) -> Result<Option<Loaded>> {
     conn.prepare_cached(&stage_sql()).db()?.query_row((ns, run, stage), loaded_from_row).optional().db()
 }
 
@@ -87,7 +87,8 @@ fn replace(ctx: &mut WriteCtx<'_>, ns: &str, old: &Loaded, j: &NewJob) -> Result
 }
 
 /// Replaces the stages that have a row and inserts the rest, all in the caller's savepoint.
-fn upsert(ctx: &mut WriteCtx<'_>, ns: &str, req: UpsertStagesRequest) -> Result<Vec<JobId>> {
+/// A dead stage's retry comes here too, so it revives the stage's row as an upsert would.
+pub(crate) fn upsert(ctx: &mut WriteCtx<'_>, ns: &str, req: UpsertStagesRequest) -> Result<Vec<JobId>> {
     enqueue::refuse_revoked(ctx.conn, ns, &req.jobs)?;
     let mut out = Vec::with_capacity(req.jobs.len());
     let mut fresh: Vec<NewJob> = Vec::new();
@@ -171,7 +172,7 @@ impl Workflows for SqliteStore {
         self.write_sized(false, small, move |ctx| upsert(ctx, &ns, req)).await
     }
 
-    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Option<ClaimedJob>> {
+    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         req.validate()?;
         let ns = self.ns();
         self.write_small(true, move |ctx| workflow_claim::claim_fair(ctx, &ns, &req)).await

@@ -1,27 +1,41 @@
 //! The fair claim of workflow jobs, on the writer thread.
 //!
-//! A fair claim takes one workflow job (a row with a run id) of the requested queues whose
-//! task and definition version a host serves. Each queue is admitted as a plain claim admits
-//! it (pause, concurrency cap, rate limit), and the chosen row goes through the same claim
-//! transition as every claim, so its acks, heartbeats and fences are a plain claim's.
+//! A fair claim takes up to one workflow job (a row with a run id) per worker from the
+//! requested queues, of tasks and definition versions a host serves. Each queue is admitted
+//! once for the whole batch as a plain claim admits it (pause, concurrency cap, rate limit,
+//! asking for as many jobs as there are workers), and every pick draws on that grant, so a
+//! batch never takes more than the queue allows. The chosen rows go through the same claim
+//! transition as every claim, so their acks, heartbeats and fences are a plain claim's.
 //!
-//! With a group cap, the claim walks the groups that have claimable workflow rows (the
+//! A batch takes the jobs that that many single claims in a row would take. Nothing is written
+//! until the picks are done, so what a single claim would read again (the group walk, each
+//! group's running count, the queue grants, the cursor) is kept in memory and moved by each
+//! pick: a pick adds one to its group's running count and its queue's use, and moves the
+//! cursor to its group; the next best row of that group and queue is read after the picked
+//! one, in claim order, when the walk comes back to it.
+//!
+//! With a group cap, each pick walks the groups that have claimable workflow rows (the
 //! `jobs_fair` index, ordered by `COALESCE(group_key, '')`, so the default group is `''` and
-//! sorts first) starting strictly after the namespace's cursor in `fair_cursor`, wrapping round
-//! to the smallest and ending with the cursor's own group. It skips a group whose running jobs
-//! in the requested queues reach the cap, takes the best due, served row of the first group
-//! that has one, and stores that group as the new cursor in the same transaction. Each group
-//! visited costs one seek per queue for the next group, one for its running count (grouped
-//! rows through `jobs_group_running`; the default group's as the queue's running counter minus
-//! the grouped rows) and one for its best row, which scans past rows of that group that are
-//! not yet due or not served. The single writer makes the count and the claim atomic, so
-//! parallel claimers never take a group past its cap.
+//! sorts first) starting strictly after the cursor (first the namespace's `fair_cursor`, then
+//! the group of the batch's previous pick), wrapping round to the smallest and ending with the
+//! cursor's own group. It skips a group whose running jobs in the requested queues reach the
+//! cap and takes the best due, served row of the first group that has one. The batch stores
+//! its last pick's group as the new cursor in the same transaction. The first visit of a group
+//! costs one seek per queue for the next group, one for its running count (grouped rows through
+//! `jobs_group_running`; the default group's as the queue's running counter minus the grouped
+//! rows) and one for its best row, which scans past rows of that group that are not yet due or
+//! not served; later visits in the batch cost one seek for the row after a pick. Without a cap
+//! the batch reads each queue's best rows once, as many as its grant, and keeps the best. The
+//! single writer makes the counts and the claims atomic, so parallel claimers never take a
+//! group past its cap.
+
+use std::collections::HashMap;
 
 use flexiq_core::store::{ClaimFairRequest, WorkflowServes};
-use flexiq_core::{ClaimedJob, Error, JobStatus, Result};
+use flexiq_core::{ClaimedJob, Error, JobId, JobStatus, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::claim::{admit, candidate_from_row, candidate_select, take, Candidate, Grant};
+use crate::claim::{admit, candidate_from_row, candidate_select, take, Candidate, Claimers};
 use crate::error::SqlResultExt;
 use crate::writer::WriteCtx;
 
@@ -34,12 +48,12 @@ fn served(p: u8) -> String {
     )
 }
 
-/// The best due (`?3` now), served (`?4`) workflow row of one queue.
+/// The best `?5` due (`?3` now), served (`?4`) workflow rows of one queue, in claim order.
 pub(crate) fn best_sql() -> String {
     format!(
         "{} WHERE ns = ?1 AND queue = ?2 AND status IN (0, 6) AND wf_run IS NOT NULL AND run_at <= ?3
            AND {}
-         ORDER BY priority DESC, run_at, id LIMIT 1",
+         ORDER BY priority DESC, run_at, id LIMIT ?5",
         candidate_select(),
         served(4)
     )
@@ -50,6 +64,20 @@ pub(crate) fn best_in_group_sql() -> String {
     format!(
         "{} WHERE ns = ?1 AND queue = ?2 AND COALESCE(group_key, '') = ?3 AND status IN (0, 6)
            AND wf_run IS NOT NULL AND run_at <= ?4 AND {}
+         ORDER BY priority DESC, run_at, id LIMIT 1",
+        candidate_select(),
+        served(5)
+    )
+}
+
+/// The best row of [`best_in_group_sql`] after the row with priority `?6`, `run_at` `?7` and
+/// id `?8` in claim order: the next one once that row was picked.
+pub(crate) fn next_in_group_sql() -> String {
+    format!(
+        "{} WHERE ns = ?1 AND queue = ?2 AND COALESCE(group_key, '') = ?3 AND status IN (0, 6)
+           AND wf_run IS NOT NULL AND run_at <= ?4
+           AND (priority < ?6 OR (priority = ?6 AND (run_at > ?7 OR (run_at = ?7 AND id > ?8))))
+           AND {}
          ORDER BY priority DESC, run_at, id LIMIT 1",
         candidate_select(),
         served(5)
@@ -91,48 +119,76 @@ fn served_param(serves: &[WorkflowServes]) -> Result<Option<String>> {
     serde_json::to_string(&pairs).map(Some).map_err(|e| Error::backend(format!("served workflows: {e}")))
 }
 
-/// The requested queues and what each admits to this claim.
-struct Queues<'a> {
-    names: Vec<String>,
-    grants: Vec<Grant>,
-    served: &'a Option<String>,
-    now: i64,
+/// A row's place in claim order: priority (higher first), then `run_at`, then id.
+type ClaimKey = (std::cmp::Reverse<i32>, i64, JobId);
+
+fn claim_key(c: &Candidate) -> ClaimKey {
+    (std::cmp::Reverse(c.job.priority), c.job.run_at, c.job.id.clone())
 }
 
-impl Queues<'_> {
-    /// Indexes of the queues that may give a job.
+/// What the batch knows of the best unpicked row of one queue in one group.
+enum Head {
+    /// Not read yet.
+    Unread,
+    /// Read: the row, or `None` when the group has no more in that queue.
+    Read(Option<Box<Candidate>>),
+    /// The row with this key was picked; the next one is read after it.
+    After(ClaimKey),
+}
+
+/// What the batch knows of one group.
+struct Group {
+    /// Running jobs over every requested queue, this batch's picks included.
+    running: i64,
+    /// The best unpicked row of each requested queue, by queue index.
+    heads: Vec<Head>,
+}
+
+/// The requested queues, what each still admits to this batch, and what the batch has read.
+struct Batch<'a> {
+    names: Vec<String>,
+    /// Jobs each queue may still give this batch.
+    left: Vec<u32>,
+    served: &'a Option<String>,
+    now: i64,
+    /// The group after each group (`None`: before the first) with claimable rows.
+    links: HashMap<Option<String>, Option<String>>,
+    groups: HashMap<String, Group>,
+}
+
+impl Batch<'_> {
+    /// Indexes of the queues that may still give a job.
     fn open(&self) -> impl Iterator<Item = usize> + '_ {
-        self.grants.iter().enumerate().filter(|(_, g)| g.budget > 0).map(|(i, _)| i)
+        self.left.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, _)| i)
     }
 
-    /// The best row over the open queues by priority, then `run_at`, then id; `group` limits
-    /// it to one group.
-    fn best(&self, conn: &Connection, ns: &str, group: Option<&str>) -> Result<Option<Candidate>> {
-        let sql = if group.is_some() { best_in_group_sql() } else { best_sql() };
-        let mut stmt = conn.prepare_cached(&sql).db()?;
-        let mut best: Option<Candidate> = None;
+    /// The best rows over the open queues by claim order, at most `want` and at most each
+    /// queue's grant from it.
+    fn best(&self, conn: &Connection, ns: &str, want: usize) -> Result<Vec<Candidate>> {
+        let mut stmt = conn.prepare_cached(&best_sql()).db()?;
+        let mut found: Vec<Candidate> = Vec::new();
         for qi in self.open() {
             let q = &self.names[qi];
-            let row = match group {
-                Some(g) => stmt.query_row((ns, q, g, self.now, self.served), |r| candidate_from_row(r, qi)),
-                None => stmt.query_row((ns, q, self.now, self.served), |r| candidate_from_row(r, qi)),
-            }
-            .optional()
-            .db()?;
-            let Some(c) = row else { continue };
-            let better = best.as_ref().is_none_or(|b| {
-                (std::cmp::Reverse(c.job.priority), c.job.run_at, &c.job.id)
-                    < (std::cmp::Reverse(b.job.priority), b.job.run_at, &b.job.id)
-            });
-            if better {
-                best = Some(c);
+            let rows = stmt
+                .query_map((ns, q, self.now, self.served, self.left[qi]), |r| candidate_from_row(r, qi))
+                .db()?;
+            for row in rows {
+                found.push(row.db()?);
             }
         }
-        Ok(best)
+        found.sort_by_cached_key(claim_key);
+        found.truncate(want);
+        Ok(found)
     }
 
-    /// The smallest group over the open queues after `after` (from the start when `None`).
-    fn next_group(&self, conn: &Connection, ns: &str, after: Option<&str>) -> Result<Option<String>> {
+    /// The smallest group over the queues open when first asked after `after` (from the start
+    /// when `None`). Groups only lose rows while the batch runs (to its own picks, which the
+    /// walk finds spent), so the first answer stands.
+    fn next_group(&mut self, conn: &Connection, ns: &str, after: Option<&str>) -> Result<Option<String>> {
+        let key = after.map(str::to_string);
+        if let Some(next) = self.links.get(&key) {
+            return Ok(next.clone());
+        }
         let mut next: Option<String> = None;
         for qi in self.open() {
             let q = &self.names[qi];
@@ -148,11 +204,12 @@ impl Queues<'_> {
                 }
             }
         }
+        self.links.insert(key, next.clone());
         Ok(next)
     }
 
-    /// Running jobs of `group` over every requested queue (open or not).
-    fn running(&self, ctx: &WriteCtx<'_>, ns: &str, group: &str) -> Result<i64> {
+    /// Running jobs of `group` over every requested queue (open or not), as stored.
+    fn stored_running(&self, ctx: &WriteCtx<'_>, ns: &str, group: &str) -> Result<i64> {
         let mut n = 0;
         for q in &self.names {
             if group.is_empty() {
@@ -172,15 +229,73 @@ impl Queues<'_> {
         Ok(n)
     }
 
-    /// The first group after `cursor` (wrapping, the cursor's own group last) below `cap`
-    /// running jobs that has a due, served row, and that row.
+    /// What the batch knows of `group`, its running count read on the first visit.
+    fn group(&mut self, ctx: &WriteCtx<'_>, ns: &str, group: &str) -> Result<&mut Group> {
+        if !self.groups.contains_key(group) {
+            let running = self.stored_running(ctx, ns, group)?;
+            let heads = self.names.iter().map(|_| Head::Unread).collect();
+            self.groups.insert(group.to_string(), Group { running, heads });
+        }
+        self.groups.get_mut(group).ok_or_else(|| Error::backend(format!("fair claim lost group {group:?}")))
+    }
+
+    /// Reads the head of queue `qi` in `group` if the batch has not yet.
+    fn read_head(&mut self, conn: &Connection, ns: &str, group: &str, qi: usize) -> Result<()> {
+        let (q, now, served) = (&self.names[qi], self.now, self.served);
+        let Some(g) = self.groups.get_mut(group) else { return Ok(()) };
+        let row = match &g.heads[qi] {
+            Head::Read(_) => return Ok(()),
+            Head::Unread => conn
+                .prepare_cached(&best_in_group_sql())
+                .db()?
+                .query_row((ns, q, group, now, served), |r| candidate_from_row(r, qi)),
+            Head::After((std::cmp::Reverse(priority), run_at, id)) => {
+                conn.prepare_cached(&next_in_group_sql()).db()?.query_row(
+                    rusqlite::params![ns, q, group, now, served, priority, run_at, id.as_str()],
+                    |r| candidate_from_row(r, qi),
+                )
+            }
+        }
+        .optional()
+        .db()?;
+        g.heads[qi] = Head::Read(row.map(Box::new));
+        Ok(())
+    }
+
+    /// Picks the best unpicked row of `group` over the open queues, counting it as running.
+    fn pick_in(&mut self, ctx: &WriteCtx<'_>, ns: &str, group: &str) -> Result<Option<Candidate>> {
+        self.group(ctx, ns, group)?;
+        let open: Vec<usize> = self.open().collect();
+        for &qi in &open {
+            self.read_head(ctx.conn, ns, group, qi)?;
+        }
+        let g = self.group(ctx, ns, group)?;
+        let mut best: Option<(usize, ClaimKey)> = None;
+        for &qi in &open {
+            if let Head::Read(Some(c)) = &g.heads[qi] {
+                let key = claim_key(c);
+                if best.as_ref().is_none_or(|(_, b)| key < *b) {
+                    best = Some((qi, key));
+                }
+            }
+        }
+        let Some((qi, key)) = best else { return Ok(None) };
+        let Head::Read(picked) = std::mem::replace(&mut g.heads[qi], Head::After(key)) else {
+            return Ok(None);
+        };
+        g.running += 1;
+        Ok(picked.map(|c| *c))
+    }
+
+    /// The next pick under `cap`: the best row of the first group after `cursor` (wrapping, the
+    /// cursor's own group last) below the cap that has one, and that group.
     fn fair(
-        &self,
+        &mut self,
         ctx: &WriteCtx<'_>,
         ns: &str,
         cap: u32,
         cursor: Option<&str>,
-    ) -> Result<Option<Candidate>> {
+    ) -> Result<Option<(Candidate, String)>> {
         let mut after: Option<String> = cursor.map(str::to_string);
         let mut wrapped = cursor.is_none();
         loop {
@@ -194,50 +309,79 @@ impl Queues<'_> {
                     continue;
                 }
             };
-            if self.running(ctx, ns, &group)? < i64::from(cap) {
-                if let Some(c) = self.best(ctx.conn, ns, Some(&group))? {
-                    return Ok(Some(c));
+            if self.group(ctx, ns, &group)?.running < i64::from(cap) {
+                if let Some(c) = self.pick_in(ctx, ns, &group)? {
+                    return Ok(Some((c, group)));
                 }
             }
             after = Some(group);
         }
     }
+
+    /// Up to `want` picks under `cap` from `cursor` on, and the group of the last one.
+    fn fair_picks(
+        &mut self,
+        ctx: &WriteCtx<'_>,
+        ns: &str,
+        cap: u32,
+        want: usize,
+        mut cursor: Option<String>,
+    ) -> Result<(Vec<Candidate>, Option<String>)> {
+        let mut found = Vec::with_capacity(want);
+        while found.len() < want && self.open().next().is_some() {
+            let Some((c, group)) = self.fair(ctx, ns, cap, cursor.as_deref())? else { break };
+            self.left[c.queue] -= 1;
+            found.push(c);
+            cursor = Some(group);
+        }
+        Ok((found, cursor))
+    }
 }
 
-/// Claims one workflow job of `ns` (see the module docs).
+/// Claims up to one workflow job of `ns` per worker of `req` (see the module docs).
 pub(crate) fn claim_fair(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
     req: &ClaimFairRequest,
-) -> Result<Option<ClaimedJob>> {
+) -> Result<Vec<ClaimedJob>> {
     let now = req.now;
+    let want = req.workers.len();
+    let ask = u32::try_from(want).unwrap_or(u32::MAX);
     let mut names = req.queues.clone();
     names.sort();
     names.dedup();
     let served = served_param(&req.serves)?;
     let mut grants = Vec::with_capacity(names.len());
     for q in &names {
-        grants.push(admit(ctx, ns, q, 1, now)?);
+        grants.push(admit(ctx, ns, q, ask, now)?);
     }
-    let queues = Queues { names, grants, served: &served, now };
-    let found = if queues.open().next().is_none() {
-        None
+    let left = grants.iter().map(|g| g.budget).collect();
+    let mut batch =
+        Batch { names, left, served: &served, now, links: HashMap::new(), groups: HashMap::new() };
+    let mut cursor_to_write = None;
+    let found = if batch.open().next().is_none() {
+        Vec::new()
     } else if let Some(cap) = req.group_cap {
         let cursor: Option<String> =
             ctx.conn.prepare_cached(READ_CURSOR).db()?.query_row([ns], |r| r.get(0)).optional().db()?;
-        queues.fair(ctx, ns, cap, cursor.as_deref())?
+        let (found, last) = batch.fair_picks(ctx, ns, cap, want, cursor)?;
+        if !found.is_empty() {
+            cursor_to_write = last;
+        }
+        found
     } else {
-        queues.best(ctx.conn, ns, None)?
+        batch.best(ctx.conn, ns, want)?
     };
-    let Queues { names, grants, .. } = queues;
+    let Batch { names, .. } = batch;
     for (qi, grant) in grants.into_iter().enumerate() {
-        let used = u32::from(found.as_ref().is_some_and(|c| c.queue == qi));
+        let used = found.iter().filter(|c| c.queue == qi).count() as u32;
         grant.settle(ctx.conn, ns, &names[qi], used)?;
     }
-    let Some(found) = found else { return Ok(None) };
-    let group = found.job.group_key.clone().unwrap_or_default();
-    let claimed = take(ctx, ns, vec![found], now, &req.worker_id)?.pop();
-    if claimed.is_some() && req.group_cap.is_some() {
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let claimed = take(ctx, ns, found, now, Claimers::of(&req.workers))?;
+    if let Some(group) = cursor_to_write.filter(|_| !claimed.is_empty()) {
         ctx.conn.prepare_cached(WRITE_CURSOR).db()?.execute((ns, &group)).db()?;
     }
     Ok(claimed)

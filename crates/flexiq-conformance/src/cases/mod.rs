@@ -39,6 +39,8 @@ pub mod unique;
 pub mod wait;
 pub mod workers;
 pub mod workflow;
+pub mod workflow_batch;
+pub mod workflow_dead;
 pub mod workflow_fair;
 pub mod workflow_kit;
 pub mod workflow_run;

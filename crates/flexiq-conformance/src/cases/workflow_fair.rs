@@ -58,7 +58,7 @@ pub async fn workflow_fair_claim_without_cap_takes_best_job(h: &dyn Harness) {
 pub async fn workflow_fair_claim_stamps_fence_like_claim(h: &dyn Harness) {
     let s = open(h, "default").await;
     let id = upsert(&*s, vec![stage("r", "a")], now()).await.remove(0);
-    let req = ClaimFairRequest { worker_id: "host-7".into(), ..fair(Some(1), at(5)) };
+    let req = ClaimFairRequest { workers: vec!["host-7".into()], ..fair(Some(1), at(5)) };
     let c = claim_fair(&*s, req).await.expect("a pending stage is claimable");
     assert_eq!(c.job.id, id);
     assert_eq!((c.fence.attempt, c.fence.claim_seq, c.fence.started_at), (1, 1, at(5)));
@@ -353,8 +353,8 @@ pub async fn workflow_fair_within_group_by_priority(h: &dyn Harness) {
 async fn claim_until_none(s: Arc<dyn Store>, worker: String, cap: u32) -> Vec<(JobId, String)> {
     let mut got = Vec::new();
     loop {
-        let req = ClaimFairRequest { worker_id: worker.clone(), ..fair(Some(cap), now()) };
-        match s.claim_fair(req).await.unwrap_or_else(|e| panic!("claim_fair by {worker}: {e}")) {
+        let req = ClaimFairRequest { workers: vec![worker.clone()], ..fair(Some(cap), now()) };
+        match s.claim_fair(req).await.unwrap_or_else(|e| panic!("claim_fair by {worker}: {e}")).pop() {
             Some(c) => got.push((c.job.id.clone(), group_of(&c))),
             None => return got,
         }
@@ -414,9 +414,9 @@ pub async fn workflow_fair_parallel_host_loops_never_exceed_cap(h: &dyn Harness)
                 let mut done = 0;
                 let mut idle = 0;
                 while idle < 2_000 {
-                    let req = ClaimFairRequest { worker_id: format!("w{w}"), ..fair(Some(1), now()) };
+                    let req = ClaimFairRequest { workers: vec![format!("w{w}")], ..fair(Some(1), now()) };
                     let Some(c) =
-                        s.claim_fair(req).await.unwrap_or_else(|e| panic!("claim_fair by w{w}: {e}"))
+                        s.claim_fair(req).await.unwrap_or_else(|e| panic!("claim_fair by w{w}: {e}")).pop()
                     else {
                         if s.count_pending(QUEUE).await.unwrap() == 0 {
                             break;

@@ -79,7 +79,7 @@ pub fn fair(cap: Option<u32>, at: i64) -> ClaimFairRequest {
     ClaimFairRequest {
         queues: vec![QUEUE.to_string()],
         serves: Vec::new(),
-        worker_id: "w1".to_string(),
+        workers: vec!["w1".to_string()],
         group_cap: cap,
         now: at,
     }
@@ -96,10 +96,24 @@ pub fn serving(pairs: &[(&str, Option<&str>)]) -> Vec<WorkflowServes> {
         .collect()
 }
 
-/// Runs a fair claim, failing the case on error.
+/// Runs a fair claim for one worker, failing the case on error or on more than one job.
 pub async fn claim_fair(s: &dyn Store, req: ClaimFairRequest) -> Option<ClaimedJob> {
+    assert_eq!(req.workers.len(), 1, "claim_fair here is a single worker's claim");
+    let mut got = claim_fair_batch(s, req).await;
+    got.pop()
+}
+
+/// Runs a fair claim for every worker of `req`, failing the case on error, on more jobs than
+/// workers, or on a job stamped with another worker than its place says.
+pub async fn claim_fair_batch(s: &dyn Store, req: ClaimFairRequest) -> Vec<ClaimedJob> {
     let what = format!("{req:?}");
-    s.claim_fair(req).await.unwrap_or_else(|e| panic!("claim_fair {what}: {e}"))
+    let workers = req.workers.clone();
+    let got = s.claim_fair(req).await.unwrap_or_else(|e| panic!("claim_fair {what}: {e}"));
+    assert!(got.len() <= workers.len(), "{} jobs for {} workers in {what}", got.len(), workers.len());
+    for (c, w) in got.iter().zip(&workers) {
+        assert_eq!(c.job.worker_id.as_deref(), Some(w.as_str()), "job {} stamped for its place", c.job.id);
+    }
+    got
 }
 
 /// A fair claim on `QUEUE` with `cap` at `at`.

@@ -357,7 +357,10 @@ pub async fn workflow_claim_fair_bad_input_claims_nothing(h: &dyn Harness) {
     let cases: Vec<(&str, ClaimFairRequest)> = vec![
         ("queue", ClaimFairRequest { queues: Vec::new(), ..fair(None, now()) }),
         ("queue name", ClaimFairRequest { queues: vec![QUEUE.into(), String::new()], ..fair(None, now()) }),
-        ("worker id", ClaimFairRequest { worker_id: String::new(), ..fair(Some(1), now()) }),
+        ("worker id", ClaimFairRequest { workers: vec![String::new()], ..fair(Some(1), now()) }),
+        ("worker id", ClaimFairRequest { workers: vec!["w1".into(), "w\u{0}".into()], ..fair(None, now()) }),
+        ("workers", ClaimFairRequest { workers: Vec::new(), ..fair(None, now()) }),
+        ("workers", ClaimFairRequest { workers: vec!["w".into(); 257], ..fair(Some(1), now()) }),
         ("workflow_id", ClaimFairRequest { serves: serve("", None), ..fair(None, now()) }),
         ("definition_version", ClaimFairRequest { serves: serve("wf", Some("")), ..fair(None, now()) }),
         ("fairness_cap", ClaimFairRequest { group_cap: Some(0), ..fair(None, now()) }),

@@ -66,7 +66,10 @@ pub trait DeadLetters: Send + Sync {
     async fn dead_letters_after(&self, req: DeadLettersAfterRequest) -> Result<Page<DeadJob>>;
 
     /// Re-enqueues the entry's job as a new job (fresh id and budget) and removes the entry;
-    /// `NotFound` for an unknown entry id.
+    /// `NotFound` for an unknown entry id. A workflow stage is the exception, since a (run,
+    /// stage) pair holds one row: its own row is made pending again in place, as
+    /// `upsert_stages` replaces a row (same id and claim sequence, attempt 0, no worker, lease or
+    /// last error, run, stage, version and group kept, `run_at` now), and that id is returned.
     async fn retry_dead(&self, req: RetryDeadRequest) -> Result<JobId>;
 
     /// Removes one entry; false when unknown.

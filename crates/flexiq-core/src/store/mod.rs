@@ -50,6 +50,7 @@ pub use schema::Schema;
 pub use settings::{SetSettingIfRequest, SetSettingRequest, Settings};
 pub use workflow::{
     CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, WorkflowServes, Workflows,
+    MAX_FAIR_CLAIMERS,
 };
 
 /// Everything a store does; what the runtime holds as `Arc<dyn Store>`.

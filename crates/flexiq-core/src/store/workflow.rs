@@ -37,15 +37,22 @@ pub struct UpsertStagesRequest {
     pub now: i64,
 }
 
-/// Claim one workflow job.
+/// Most workers one fair claim serves.
+pub const MAX_FAIR_CLAIMERS: usize = 256;
+
+/// Claim at most one workflow job for each of some workers, in one transaction.
+///
+/// Several hosts waiting at once share one claim (one lock, one search, one commit) instead of
+/// queueing for the store one by one; each still gets its own job stamped with its own id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimFairRequest {
     /// Queues to take from (at least one).
     pub queues: Vec<String>,
     /// Only jobs of these (workflow, version) pairs; empty serves every workflow.
     pub serves: Vec<WorkflowServes>,
-    /// The claiming worker.
-    pub worker_id: String,
+    /// The claiming workers (1 to [`MAX_FAIR_CLAIMERS`], repeats allowed): the claim's n-th job
+    /// goes to the n-th worker, so fewer jobs than workers leaves the last ones without.
+    pub workers: Vec<String>,
     /// Most running jobs per fairness group across every worker (at least 1); `None` turns
     /// fairness off and the claim takes the best job by priority, then `run_at`, then id.
     pub group_cap: Option<u32>,
@@ -107,7 +114,15 @@ impl ClaimFairRequest {
         for q in &self.queues {
             validate_name("queue name", q)?;
         }
-        validate_name("worker id", &self.worker_id)?;
+        if self.workers.is_empty() || self.workers.len() > MAX_FAIR_CLAIMERS {
+            return Err(Error::invalid(format!(
+                "a workflow claim serves 1 to {MAX_FAIR_CLAIMERS} workers, got {}",
+                self.workers.len()
+            )));
+        }
+        for w in &self.workers {
+            validate_name("worker id", w)?;
+        }
         for s in &self.serves {
             validate_name("workflow_id", &s.workflow_id)?;
             if let Some(v) = &s.definition_version {
@@ -147,15 +162,19 @@ pub trait Workflows: Send + Sync {
     /// late ack is `Superseded`. A revoked task is `TaskRevoked` and nothing is written.
     async fn upsert_stages(&self, req: UpsertStagesRequest) -> Result<Vec<JobId>>;
 
-    /// Claims one claimable workflow job (one with a run id; pending or suspended, `run_at <=
-    /// now`, queue not paused, within the queue's rate limit and concurrency cap) of `queues`
-    /// matching `serves`. Plain jobs in the same queues are left to plain claims. With a
-    /// `group_cap`, groups (the job's `group_key`; `None` is the default group, which counts
-    /// as one group) with `group_cap` running jobs in those queues are skipped, and the claim
-    /// serves the first group after the one this namespace's previous fair claim served, in
-    /// group-key order, wrapping around; within a group, by priority, then `run_at`, then id.
-    /// Two claimers at once never take a group past its cap.
-    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Option<ClaimedJob>>;
+    /// Claims up to one claimable workflow job per worker in `workers` (a job with a run id;
+    /// pending or suspended, `run_at <= now`, queue not paused, within the queue's rate limit
+    /// and concurrency cap) of `queues` matching `serves`, in one transaction; the n-th job
+    /// returned is stamped with the n-th worker. Plain jobs in the same queues are left to
+    /// plain claims. The jobs are those that that many single claims one after another would
+    /// take: with a `group_cap`, groups (the job's `group_key`; `None` is the default group,
+    /// which counts as one group) with `group_cap` running jobs in those queues, counting the
+    /// jobs this claim already took, are skipped, and each job comes from the first group
+    /// after the one the namespace's previous fair claim served, in group-key order, wrapping
+    /// around; within a group, by priority, then `run_at`, then id. Without a cap, the best
+    /// jobs by priority, then `run_at`, then id. Claimers at once never take a group past its
+    /// cap.
+    async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>>;
 
     /// Cancels the run's pending, waiting and suspended jobs; returns how many.
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64>;
@@ -214,11 +233,18 @@ mod tests {
         let ok = ClaimFairRequest {
             queues: vec!["workflow".into()],
             serves: vec![WorkflowServes { workflow_id: "wf".into(), definition_version: None }],
-            worker_id: "w".into(),
+            workers: vec!["w".into(), "w".into()],
             group_cap: Some(1),
             now: 0,
         };
         ok.validate().unwrap();
+        assert!(
+            invalid(ClaimFairRequest { workers: Vec::new(), ..ok.clone() }.validate()).contains("workers")
+        );
+        let many = vec!["w".to_string(); MAX_FAIR_CLAIMERS + 1];
+        assert!(invalid(ClaimFairRequest { workers: many, ..ok.clone() }.validate()).contains("257"));
+        let blank = vec!["w".to_string(), String::new()];
+        assert!(invalid(ClaimFairRequest { workers: blank, ..ok.clone() }.validate()).contains("worker id"));
         assert!(invalid(ClaimFairRequest { group_cap: Some(0), ..ok.clone() }.validate())
             .contains("fairness_cap"));
         invalid(ClaimFairRequest { queues: Vec::new(), ..ok.clone() }.validate());

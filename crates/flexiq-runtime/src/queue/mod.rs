@@ -41,6 +41,8 @@ pub struct Queue {
     clock: Arc<dyn Clock>,
     max_pending: Option<u64>,
     retention: Option<Retention>,
+    /// Where the workflow views of this handle combine their claims and acks.
+    combiner: Arc<workflow::Combiner>,
 }
 
 impl std::fmt::Debug for Queue {
@@ -57,18 +59,16 @@ impl Queue {
     /// Wraps an open store, taking `max_pending` and `retention` from `opts` (the other
     /// fields only matter when opening). The wall clock is used; see [`Queue::with_clock`].
     pub fn from_store(store: Arc<dyn Store>, opts: &ConnectOptions) -> Self {
-        Queue {
-            store,
-            clock: Arc::new(SystemClock),
-            max_pending: opts.max_pending,
-            retention: opts.retention,
-        }
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let combiner = workflow::Combiner::new(store.clone(), clock.clone());
+        Queue { store, clock, max_pending: opts.max_pending, retention: opts.retention, combiner }
     }
 
     /// The same queue reading time from `clock` (tests drive leases and windows with a
     /// [`crate::ManualClock`]).
     pub fn with_clock(&self, clock: Arc<dyn Clock>) -> Self {
-        Queue { clock, ..self.clone() }
+        let combiner = workflow::Combiner::new(self.store.clone(), clock.clone());
+        Queue { clock, combiner, ..self.clone() }
     }
 
     /// The store underneath (for services and bindings).

@@ -15,18 +15,21 @@
 //! (retrying once when a concurrent re-claim supersedes the fence they read), change nothing
 //! when the job is not running, and always answer `Acknowledged`.
 
+mod combine;
 mod records;
 
 use std::sync::Arc;
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
-    Ack, AckKind, AckRequest, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, ExpireRunawayRequest,
+    Ack, AckKind, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, ExpireRunawayRequest,
     HeartbeatRequest, ReleaseStaleRequest, UpsertStagesRequest,
 };
 use flexiq_core::{AckOutcome, FairnessPath, Fence, JobId};
 use parking_lot::Mutex;
 
+use combine::ClaimShape;
+pub(crate) use combine::Combiner;
 use records::check_poll_at;
 pub use records::{
     DequeueOptions, Dequeued, WorkflowJobRecord, WorkflowJobSpec, WorkflowOptions, DEFAULT_MAX_ATTEMPTS,
@@ -167,17 +170,25 @@ impl WorkflowJobs {
 
     /// Claims the next available job of the served (workflow, version) pairs from `opts.queues`
     /// (the view's queue when empty), honouring pauses, rate limits, concurrency caps and the
-    /// view's fairness cap; `None` when nothing is claimable.
+    /// view's fairness cap; `None` when nothing is claimable. Dequeues of the same shape made
+    /// at the same moment by views of one queue handle share one store claim (see
+    /// `combine.rs`); each still gets its own job, stamped with its own worker id.
     pub async fn dequeue(&self, opts: DequeueOptions) -> Result<Option<Dequeued>> {
         let queues = if opts.queues.is_empty() { vec![self.inner.queue_name.clone()] } else { opts.queues };
+        let worker = self.worker_id();
         let req = ClaimFairRequest {
             queues,
             serves: opts.serves,
-            worker_id: self.worker_id(),
+            workers: vec![worker],
             group_cap: self.inner.cap,
             now: self.inner.queue.now_ms(),
         };
-        let claimed = self.inner.queue.store.claim_fair(req).await?;
+        // Bad input is refused here, alone, before it could share a claim with anyone.
+        req.validate()?;
+        let ClaimFairRequest { queues, serves, group_cap, mut workers, .. } = req;
+        let shape = ClaimShape { queues, serves, group_cap };
+        let worker = workers.pop().expect("one worker above");
+        let claimed = self.inner.queue.combiner.claim(shape, worker).await?;
         Ok(claimed.map(|c| Dequeued { fence: c.fence, job: c.job.into() }))
     }
 
@@ -316,16 +327,9 @@ impl WorkflowJobs {
         Ok(AckOutcome::Acknowledged)
     }
 
+    /// One fenced ack, sharing a store call with the acks made at the same moment.
     async fn ack_once(&self, job_id: JobId, fence: Fence, kind: AckKind) -> Result<AckOutcome> {
-        let req = AckRequest {
-            acks: vec![Ack { job_id: job_id.clone(), fence, kind }],
-            now: self.inner.queue.now_ms(),
-        };
-        let outcome =
-            self.inner.queue.store.ack(req).await?.pop().ok_or_else(|| {
-                flexiq_core::Error::backend(format!("ack of job {job_id} returned no outcome"))
-            })?;
-        Ok(outcome)
+        Ok(self.inner.queue.combiner.ack(Ack { job_id, fence, kind }).await?)
     }
 }
 

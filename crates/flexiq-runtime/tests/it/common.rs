@@ -121,3 +121,34 @@ macro_rules! assert_code {
         }
     };
 }
+
+/// Runs each named `async fn(&Queue)` on SQLite, and on PostgreSQL and Redis with their features.
+#[macro_export]
+macro_rules! on_every_store {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                let b = $crate::backends::sqlite().await;
+                super::$name(b.queue()).await;
+                b.cleanup().await;
+            }
+
+            #[cfg(feature = "postgres")]
+            #[tokio::test]
+            async fn postgres() {
+                let b = $crate::backends::postgres().await;
+                super::$name(b.queue()).await;
+                b.cleanup().await;
+            }
+
+            #[cfg(feature = "redis")]
+            #[tokio::test]
+            async fn redis() {
+                let b = $crate::backends::redis().await;
+                super::$name(b.queue()).await;
+                b.cleanup().await;
+            }
+        }
+    )*};
+}

@@ -8,38 +8,8 @@ use flexiq_runtime::{
     WorkflowJobSpec, WorkflowJobs, WorkflowOptions, WorkflowServes,
 };
 
-use crate::assert_code;
 use crate::common::{manual, T0};
-
-/// Runs each named `async fn(&Queue)` on SQLite, and on PostgreSQL and Redis with their features.
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn sqlite() {
-                let b = crate::backends::sqlite().await;
-                super::$name(b.queue()).await;
-                b.cleanup().await;
-            }
-
-            #[cfg(feature = "postgres")]
-            #[tokio::test]
-            async fn postgres() {
-                let b = crate::backends::postgres().await;
-                super::$name(b.queue()).await;
-                b.cleanup().await;
-            }
-
-            #[cfg(feature = "redis")]
-            #[tokio::test]
-            async fn redis() {
-                let b = crate::backends::redis().await;
-                super::$name(b.queue()).await;
-                b.cleanup().await;
-            }
-        }
-    )*};
-}
+use crate::{assert_code, on_every_store};
 
 on_every_store!(
     host_loop_enqueues_dequeues_and_acks_fenced,
@@ -52,6 +22,9 @@ on_every_store!(
     adopted_worker_ids_are_stamped_unless_configured,
     fairness_groups_come_from_the_payload_path,
     bad_input_is_refused_and_nothing_is_written,
+    concurrent_hosts_each_get_their_own_job_and_outcome,
+    concurrent_hosts_share_the_fairness_cap,
+    a_host_that_stops_waiting_strands_no_other,
 );
 
 fn stage(run: &str, stage: &str, payload: &str) -> WorkflowJobSpec {
@@ -494,4 +467,88 @@ async fn bad_input_is_refused_and_nothing_is_written(q: &Queue) {
     let job = wf.get_jobs_by_workflow_run("r").await.unwrap().remove(0);
     assert_eq!((job.status, job.attempt), (JobStatus::Running, 1));
     assert_eq!(wf.complete(id, Some(d.fence)).await.unwrap(), AckOutcome::Acknowledged);
+}
+
+/// Eight views of one queue handle, each with its own worker id.
+fn hosts(q: &Queue, cap: Option<u32>) -> Vec<WorkflowJobs> {
+    (0..8)
+        .map(|i| {
+            let opts = WorkflowOptions {
+                worker_id: Some(format!("host-{i}")),
+                fairness_group_by: cap.map(|_| "tenant".to_string()),
+                fairness_cap: cap,
+                ..Default::default()
+            };
+            q.workflow_jobs(opts).unwrap()
+        })
+        .collect()
+}
+
+async fn dequeue_all(views: &[WorkflowJobs]) -> Vec<Option<Dequeued>> {
+    let calls = views.iter().map(|v| v.dequeue(DequeueOptions::default()));
+    futures::future::join_all(calls).await.into_iter().map(|r| r.unwrap()).collect()
+}
+
+/// Hosts dequeuing at the same moment (which may share one store claim) each get a job of
+/// their own stamped with their own worker id, fewer jobs than hosts leaves the rest with
+/// `None`, and acks made together get the outcomes they would get one after another: the same
+/// job completed twice with one fence is acknowledged once and superseded once.
+async fn concurrent_hosts_each_get_their_own_job_and_outcome(q: &Queue) {
+    let views = hosts(q, None);
+    views[0].enqueue_parallel((0..12).map(|i| stage("r", &format!("s{i}"), "{}")).collect()).await.unwrap();
+    let first = dequeue_all(&views).await;
+    let mut ids = std::collections::BTreeSet::new();
+    for (i, d) in first.iter().enumerate() {
+        let d = d.as_ref().unwrap_or_else(|| panic!("host-{i} got no job of twelve"));
+        assert!(ids.insert(d.job.id.clone()), "job {} handed out twice", d.job.id);
+        assert_eq!(d.job.worker_id.as_deref(), Some(format!("host-{i}").as_str()));
+        assert_eq!(one(&views[0], "r", &d.job.stage_id).await.worker_id, d.job.worker_id, "stored worker");
+    }
+    let second = dequeue_all(&views).await;
+    assert_eq!(second.iter().filter(|d| d.is_some()).count(), 4, "four jobs left for eight hosts");
+    let done = first.iter().flatten().map(|d| views[0].complete(d.job.id.as_str(), Some(d.fence)));
+    for out in futures::future::join_all(done).await {
+        assert_eq!(out.unwrap(), AckOutcome::Acknowledged);
+    }
+    let d = second.iter().flatten().next().unwrap();
+    let (a, b) = tokio::join!(
+        views[1].complete(d.job.id.as_str(), Some(d.fence)),
+        views[2].complete(d.job.id.as_str(), Some(d.fence))
+    );
+    let mut outs = vec![a.unwrap(), b.unwrap()];
+    outs.sort_by_key(|o| o.as_str());
+    assert_eq!(outs, vec![AckOutcome::Acknowledged, AckOutcome::Superseded]);
+    assert_eq!(one(&views[0], "r", &d.job.stage_id).await.status, JobStatus::Completed);
+    let stats = q.stats_for_queue("workflow").await.unwrap();
+    assert_eq!((stats.completed, stats.running), (9, 3));
+}
+
+/// Hosts dequeuing together never take a fairness group past its cap.
+async fn concurrent_hosts_share_the_fairness_cap(q: &Queue) {
+    let views = hosts(q, Some(1));
+    let mut specs = Vec::new();
+    for t in ["a", "b", "c"] {
+        specs.extend(
+            (0..5).map(|i| stage(&format!("run-{t}"), &format!("s{i}"), &format!(r#"{{"tenant":"{t}"}}"#))),
+        );
+    }
+    views[0].enqueue_parallel(specs).await.unwrap();
+    let got: Vec<Dequeued> = dequeue_all(&views).await.into_iter().flatten().collect();
+    let mut groups: Vec<_> = got.iter().map(|d| d.job.group_key.clone().unwrap_or_default()).collect();
+    groups.sort();
+    assert_eq!(groups, vec!["a", "b", "c"], "one job per tenant under a cap of 1");
+}
+
+/// A host whose dequeue is dropped while it waits does not leave the hosts waiting with it
+/// unanswered.
+async fn a_host_that_stops_waiting_strands_no_other(q: &Queue) {
+    let views = hosts(q, None);
+    views[0].enqueue_parallel((0..8).map(|i| stage("r", &format!("s{i}"), "{}")).collect()).await.unwrap();
+    let mut dropped = Box::pin(views[7].dequeue(DequeueOptions::default()));
+    let _ = futures::poll!(&mut dropped);
+    let rest = views[..7].iter().map(|v| v.dequeue(DequeueOptions::default()));
+    let (got, _) = tokio::join!(futures::future::join_all(rest), async move { drop(dropped) });
+    for (i, d) in got.into_iter().enumerate() {
+        assert!(d.unwrap().is_some(), "host-{i} was answered");
+    }
 }

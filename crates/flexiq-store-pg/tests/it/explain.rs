@@ -46,7 +46,7 @@ async fn claim_and_keyset_pages_are_index_seeks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_fair_group_search_is_index_seeks() {
+async fn the_fair_claim_is_index_seeks() {
     use flexiq_core::store::{ClaimFairRequest, UpsertStagesRequest, WorkflowServes};
     use flexiq_core::{EnqueueOptions, NewJob};
 
@@ -71,16 +71,20 @@ async fn the_fair_group_search_is_index_seeks() {
     admin().await.batch_execute(&format!("ANALYZE \"{schema}\".jobs")).await.unwrap();
     let serves = vec![WorkflowServes { workflow_id: "wf".into(), definition_version: None }];
     for serves in [Vec::new(), serves] {
-        let req = ClaimFairRequest {
-            queues: vec!["workflow".into()],
-            serves,
-            worker_id: "w".into(),
-            group_cap: Some(1),
-            now,
-        };
-        let plan = s.explain_claim_fair(&req, "tenant-17").await.unwrap();
-        assert_index_only(&plan);
-        assert!(plan.contains("jobs_fair_claim"), "the fair index serves the search:\n{plan}");
+        for group_cap in [Some(1), None] {
+            let req = ClaimFairRequest {
+                queues: vec!["workflow".into()],
+                serves: serves.clone(),
+                workers: (0..8).map(|w| format!("w{w}")).collect(),
+                group_cap,
+                now,
+            };
+            let plan = s.explain_claim_fair(&req).await.unwrap();
+            assert_index_only(&plan);
+            if group_cap.is_some() {
+                assert!(plan.contains("jobs_fair_claim"), "the fair index serves the group walk:\n{plan}");
+            }
+        }
     }
     drop_schema(&schema).await;
 }

@@ -1,5 +1,6 @@
-//! Fair claims beside ordinary claims on other pools: the search's chosen job may be taken by
-//! a plain claim between the search and the lock, and the fair claim then looks again.
+//! Fair claims beside ordinary claims on other pools: a job the fair claim's search chose may
+//! be taken by a plain claim before the fair claim locks it, and the fair claim then takes
+//! another; no job is ever handed out twice.
 
 use std::collections::BTreeSet;
 
@@ -25,21 +26,22 @@ async fn fair_and_plain_claimers_take_every_job_exactly_once() {
     };
     let jobs = (0..600).map(stage).collect();
     a.upsert_stages(UpsertStagesRequest { jobs, now }).await.unwrap();
-    let fair = |s: flexiq_store_pg::PgStore, w: usize| {
+    let fair = |s: flexiq_store_pg::PgStore, w: usize, cap: Option<u32>| {
         tokio::spawn(async move {
             let mut got = Vec::new();
             loop {
                 let req = ClaimFairRequest {
                     queues: vec!["workflow".into()],
                     serves: Vec::new(),
-                    worker_id: format!("fair-{w}"),
-                    group_cap: Some(10_000),
+                    workers: vec![format!("fair-{w}"); 1 + w % 4],
+                    group_cap: cap,
                     now,
                 };
-                match s.claim_fair(req).await.unwrap() {
-                    Some(c) => got.push(c.job.id),
-                    None => return got,
+                let batch = s.claim_fair(req).await.unwrap();
+                if batch.is_empty() {
+                    return got;
                 }
+                got.extend(batch.into_iter().map(|c| c.job.id));
             }
         })
     };
@@ -55,7 +57,14 @@ async fn fair_and_plain_claimers_take_every_job_exactly_once() {
             }
         })
     };
-    let tasks = vec![fair(a.clone(), 0), fair(b.clone(), 1), plain(a.clone(), 0), plain(b.clone(), 1)];
+    let tasks = vec![
+        fair(a.clone(), 0, Some(10_000)),
+        fair(b.clone(), 1, Some(10_000)),
+        fair(a.clone(), 2, None),
+        fair(b.clone(), 3, None),
+        plain(a.clone(), 0),
+        plain(b.clone(), 1),
+    ];
     let mut seen: BTreeSet<JobId> = BTreeSet::new();
     for t in tasks {
         for id in t.await.unwrap() {

@@ -18,6 +18,7 @@ const FILES: &[(u32, &str)] = &[
     (4, include_str!("../../src/migrations/0004_claim_seq.sql")),
     (5, include_str!("../../src/migrations/0005_job_counts.sql")),
     (6, include_str!("../../src/migrations/0006_workflow_stages.sql")),
+    (7, include_str!("../../src/migrations/0007_dead_letter_stages.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.
@@ -144,6 +145,59 @@ async fn upgrading_from_version_5_keeps_one_row_per_stage_and_archives_the_rest(
     assert_eq!(j.workflow_version.as_deref(), Some("v2"));
     let st = s.stats(None).await.unwrap();
     assert_eq!((st.pending, st.completed), (2, 0));
+    flexiq_core::Store::close(&s).await.unwrap();
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn upgrading_from_version_6_lets_a_dead_stage_be_revived_in_place() {
+    use flexiq_core::store::{DeadLetters, RetryDeadRequest};
+
+    let schema = fresh_schema("up7");
+    schema_at(&schema, 6).await;
+    let a = admin().await;
+    let (stage, plain, entry, plain_entry) =
+        (uuid::Uuid::now_v7(), uuid::Uuid::now_v7(), uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+    let t = now_ms() - 10_000;
+    // What a version-6 build left: a dead stage and a dead plain job, each with its entry,
+    // the entries without workflow fields.
+    let job = format!(
+        "INSERT INTO \"{schema}\".jobs (id, namespace, queue, task, payload, priority, status, attempt, \
+           max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, started_at, finished_at, last_error, \
+           claim_seq, group_key, workflow_run_id, workflow_stage_id, workflow_version) \
+         VALUES ($1, 'default', 'workflow', 'wf', '\\x7b7d', 0, 4, 1, 0, 1000, 60000, $2, $2, $2, $2, 'boom', 1, \
+           'tenant-1', $3, $4, $5)"
+    );
+    let (none, no_version): (Option<&str>, Option<&str>) = (None, None);
+    a.execute(&job, &[&stage, &t, &Some("run"), &Some("s1"), &Some("v3")]).await.unwrap();
+    a.execute(&job, &[&plain, &t, &none, &none, &no_version]).await.unwrap();
+    let dead = format!(
+        "INSERT INTO \"{schema}\".dead_letters (id, namespace, original_job_id, queue, task_name, payload, error, \
+           retry_count, failed_at, metadata, priority, max_retries, backoff_base_ms, backoff_max_ms, timeout_ms, group_key) \
+         VALUES ($1, 'default', $2, 'workflow', 'wf', '\\x7b7d', 'boom', 1, $3, NULL, 0, 0, 1000, 60000, NULL, 'tenant-1')"
+    );
+    a.execute(&dead, &[&entry, &stage, &t]).await.unwrap();
+    a.execute(&dead, &[&plain_entry, &plain, &t]).await.unwrap();
+
+    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, versions_from(7));
+    let s = open(&schema, 2).await;
+    let jid = |u: uuid::Uuid| JobId::from_trusted(u.hyphenated().to_string());
+    let now = now_ms();
+    let revived =
+        s.retry_dead(RetryDeadRequest { dead_id: entry.hyphenated().to_string(), now }).await.unwrap();
+    assert_eq!(revived, jid(stage), "the migrated entry knows its stage, so the stage's own row comes back");
+    let j = s.get(&revived).await.unwrap().unwrap();
+    assert_eq!((j.status, j.attempt, j.claim_seq, j.run_at), (JobStatus::Pending, 0, 1, now));
+    assert_eq!((j.workflow_run_id.as_deref(), j.workflow_stage_id.as_deref()), (Some("run"), Some("s1")));
+    assert_eq!((j.workflow_version.as_deref(), j.group_key.as_deref()), (Some("v3"), Some("tenant-1")));
+    assert_eq!((j.last_error, j.worker_id), (None, None));
+    assert_eq!(s.jobs_of_run("run").await.unwrap().len(), 1, "one row per (run, stage)");
+    let fresh =
+        s.retry_dead(RetryDeadRequest { dead_id: plain_entry.hyphenated().to_string(), now }).await.unwrap();
+    assert_ne!(fresh, jid(plain), "a plain job is enqueued again as a new job");
+    assert_eq!(s.get(&jid(plain)).await.unwrap().unwrap().status, JobStatus::Dead);
+    let st = s.stats(None).await.unwrap();
+    assert_eq!((st.pending, st.dead), (2, 1), "the counts follow the revived row");
     flexiq_core::Store::close(&s).await.unwrap();
     drop_schema(&schema).await;
 }

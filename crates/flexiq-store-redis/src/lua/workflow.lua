@@ -1,9 +1,11 @@
--- Workflow stages: the upsert by (run, stage), the fair claim and the deletion of stages, each
--- one atomic step. ARGV[1] names the operation. The per-run index (`run_add` / `run_drop` in
--- the prelude) finds a pair's job; the claim step is `take.lua`'s, so a fair-claimed job is
--- written exactly as `claim.lua` writes one.
+-- Workflow stages: the upsert by (run, stage), the fair claim, the revival of a dead stage and
+-- the deletion of stages, each one atomic step. ARGV[1] names the operation. The per-run index
+-- (`run_add` / `run_drop` in the prelude) finds a pair's job; the claim step is `take.lua`'s,
+-- so a fair-claimed job is written exactly as `claim.lua` writes one.
 local op = ARGV[1]
 local PENDING = tostring(ST.pending)
+-- Fields a replaced row loses: what belonged to its earlier attempts.
+local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr' }
 
 -- Byte order of two strings (Lua's `<` follows the server's collation locale).
 local function lt(a, b)
@@ -13,6 +15,33 @@ local function lt(a, b)
     if x ~= y then return x < y end
   end
   return #a < #b
+end
+
+-- Rewrites job `id`, read as `o` (`load`), in place as a fresh pending job: `set` holds the
+-- fields to write and `del` the fields to remove, besides the claim sequence (kept: attempt 0
+-- would otherwise restart it) and the row version (moved, so a plan decided on the old row
+-- commits nothing and the old attempt's fence no longer matches). `n` is the new row as
+-- `reindex` reads it, its queue and creation time taken from `o`.
+local function replace(id, o, set, del, n, now)
+  local key = B .. ':j:' .. id
+  local seq = redis.call('HMGET', key, 'cs', 'a')
+  set[#set + 1] = 'cs'
+  set[#set + 1] = seq[1] or seq[2] or '0'
+  set[#set + 1] = 'v'
+  set[#set + 1] = string.format('%d', (tonumber(o.v) or 0) + 1)
+  redis.call('HSET', key, unpack(set))
+  redis.call('HDEL', key, unpack(del))
+  n.q, n.c = o.q, o.c
+  local m = pad(o.c) .. '|' .. id
+  if o.t ~= n.t then
+    -- `reindex` moves status indexes within one task: move this job's task first.
+    redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
+    redis.call('ZADD', B .. ':ix:t:' .. n.t, 0, m)
+    redis.call('ZREM', ix_st(o.st, o.t), m)
+    redis.call('ZADD', ix_st(o.st, n.t), 0, m)
+  end
+  if TERMINAL[o.st] then redis.call('ZREM', B .. ':fin', id) end
+  reindex(id, o, n, now)
 end
 
 if op == 'upsert' then
@@ -49,8 +78,6 @@ if op == 'upsert' then
     end
   end
   local OPTIONAL = { 'to', 'm', 'g', 'wv' }
-  -- Fields a replaced row loses: what belonged to its earlier attempts.
-  local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr' }
   local out = {}
   for _, j in ipairs(jobs) do
     local held = redis.call('HGET', B .. ':wfs:' .. j.run, j.stage)
@@ -65,31 +92,12 @@ if op == 'upsert' then
     end
     local n = { st = ST.pending, t = j.t, r = tonumber(j.r), pr = tonumber(j.pr) }
     if o then
-      local id = held
-      local key = B .. ':j:' .. id
-      local seq = redis.call('HMGET', key, 'cs', 'a')
-      set[#set + 1] = 'cs'
-      set[#set + 1] = seq[1] or seq[2] or '0'
-      set[#set + 1] = 'v'
-      set[#set + 1] = string.format('%d', (tonumber(o.v) or 0) + 1)
-      redis.call('HSET', key, unpack(set))
       local del = { unpack(CLEARED) }
       for _, name in ipairs(OPTIONAL) do
         if not j.extra[name] then del[#del + 1] = name end
       end
-      redis.call('HDEL', key, unpack(del))
-      n.q, n.c = o.q, o.c
-      local m = pad(o.c) .. '|' .. id
-      if o.t ~= n.t then
-        -- `reindex` moves status indexes within one task: move this job's task first.
-        redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
-        redis.call('ZADD', B .. ':ix:t:' .. n.t, 0, m)
-        redis.call('ZREM', ix_st(o.st, o.t), m)
-        redis.call('ZADD', ix_st(o.st, n.t), 0, m)
-      end
-      if TERMINAL[o.st] then redis.call('ZREM', B .. ':fin', id) end
-      reindex(id, o, n, now)
-      out[#out + 1] = id
+      replace(held, o, set, del, n, now)
+      out[#out + 1] = held
     else
       local id = j.id
       set[#set + 1] = 'q'
@@ -117,27 +125,34 @@ if op == 'upsert' then
   wake(now)
   return out
 elseif op == 'claim' then
-  -- Claims one job of the listed queues whose (task, version) a served pair matches. Without
-  -- a cap: the best by priority, run_at, then id. With one: running jobs of those queues are
-  -- counted per group (`g`, the default group '' when unset), groups at the cap are skipped,
-  -- and of the groups left with a claimable job the first after the namespace's cursor
-  -- (`B:wfcur`, byte order, wrapping to the smallest) is served, its best job claimed and the
-  -- cursor set to it.
-  -- ARGV: op, now, worker, cap ('' for none), nqueues, queue ..., nserves, then per served
-  -- pair: workflow, has_version ('0' / '1'), version.
+  -- Claims up to one job per listed worker of the listed queues whose (task, version) a served
+  -- pair matches: exactly the jobs as many single claims one after another would take, the
+  -- n-th stamped with the n-th worker. A single claim, without a cap, takes the best job by
+  -- priority, run_at, then id. With one, running jobs of those queues are counted per group
+  -- (`g`, the default group '' when unset), groups at the cap are skipped, and of the groups
+  -- left with a claimable job the first after the namespace's cursor (`B:wfcur`, byte order,
+  -- wrapping to the smallest) is served, its best job claimed and the cursor set to it.
+  -- The batch reads once what single claims would read again: the per-group running counts
+  -- and each queue's allowance (concurrency cap and rate tokens) are Lua locals that every
+  -- pick moves, the ready sets are walked once, and the cursor is read and written once. Due
+  -- delayed jobs are promoted once per batch (at most 1,000 per queue, as one claim does).
+  -- ARGV: op, now, cap ('' for none), nworkers, worker ..., nqueues, queue ..., nserves, then
+  -- per served pair: workflow, has_version ('0' / '1'), version.
   local at = ARGV[2]
   local now = tonumber(at)
-  local worker = ARGV[3]
-  local cap = tonumber(ARGV[4])
-  local nq = tonumber(ARGV[5])
+  local cap = tonumber(ARGV[3])
+  local nw = tonumber(ARGV[4])
+  local workers = { unpack(ARGV, 5, 4 + nw) }
+  local i = 5 + nw
+  local nq = tonumber(ARGV[i])
   local queues, listed = {}, {}
-  for k = 6, 5 + nq do
+  for k = i + 1, i + nq do
     if not listed[ARGV[k]] then
       listed[ARGV[k]] = true
       queues[#queues + 1] = ARGV[k]
     end
   end
-  local i = 6 + nq
+  i = i + 1 + nq
   local nserves = tonumber(ARGV[i])
   i = i + 1
   -- task -> true (every version) or a set of versions
@@ -167,21 +182,27 @@ elseif op == 'claim' then
       end
     end
   end
-  -- The best candidate per group (one group, '', without a cap).
-  local best = {}
   local function better(c, than)
     if not than then return true end
     if c.s ~= than.s then return c.s < than.s end
     return lt(c.m, than.m)
   end
+  -- Per queue the jobs it may still start in this claim, and per queue and group (one group,
+  -- '', without a cap) its matching jobs in ready-set order with the position `h` of the next
+  -- one to take. A list holds no more jobs than the claim could take from it: no more than
+  -- the workers, the queue's allowance and the group's free slots.
   local buckets = {}
+  local allow, found = {}, {}
   local PAGE = 200
   for _, q in ipairs(queues) do
     if redis.call('SISMEMBER', B .. ':paused', q) == 0 then
       promote(q, now)
-      if allowance(q, 1, now, buckets) > 0 then
+      local a = allowance(q, nw, now, buckets)
+      if a > 0 then
+        allow[q] = a
+        local per = {}
+        found[q] = per
         local rd = B .. ':rd:' .. q
-        local seen = {} -- groups this queue already gave its best candidate for
         local start, done = 0, false
         while not done do
           local page = redis.call('ZRANGE', rd, start, start + PAGE - 1, 'WITHSCORES')
@@ -193,12 +214,16 @@ elseif op == 'claim' then
               local f = redis.call('HMGET', B .. ':j:' .. id, 'st', 't', 'wv', 'g', 'wr')
               if f[5] and CLAIMABLE[tonumber(f[1])] and serves(f[2], f[3]) then
                 local g = cap and (f[4] or '') or ''
-                if not seen[g] and (not cap or (running[g] or 0) < cap) then
-                  seen[g] = true
-                  local c = { s = tonumber(page[k + 1]), m = m, id = id, q = q }
-                  if better(c, best[g]) then best[g] = c end
-                  -- Without a cap this queue's first match is its best: the rest cannot win.
-                  if not cap then
+                local room = cap and math.min(a, cap - (running[g] or 0)) or a
+                local list = per[g]
+                if not list and room > 0 then
+                  list = { h = 1 }
+                  per[g] = list
+                end
+                if list and #list < room then
+                  list[#list + 1] = { s = tonumber(page[k + 1]), m = m, id = id, q = q }
+                  -- Without a cap the queue's first `a` matches are all it can give.
+                  if not cap and #list == a then
                     done = true
                     break
                   end
@@ -211,30 +236,144 @@ elseif op == 'claim' then
       end
     end
   end
-  local chosen
-  if cap then
-    local cursor = redis.call('GET', B .. ':wfcur')
-    local after, lowest
-    for g in pairs(best) do
-      if not lowest or lt(g, lowest) then lowest = g end
-      if cursor and lt(cursor, g) and (not after or lt(g, after)) then after = g end
+  -- The best job group `g` can still give: the best head of its lists in queues with
+  -- allowance left, none once the group is at its cap.
+  local function head(g)
+    if cap and (running[g] or 0) >= cap then return nil end
+    local best
+    for _, q in ipairs(queues) do
+      local list = found[q] and found[q][g]
+      if list and allow[q] > 0 and list.h <= #list and better(list[list.h], best) then
+        best = list[list.h]
+      end
     end
-    chosen = after or lowest
-  elseif best[''] then
-    chosen = ''
+    return best
   end
   local out = {}
-  if chosen then
-    local c = best[chosen]
-    local f = take(c.id, c.q, c.m, worker, at, buckets)
-    if f then
-      out = { c.id, f }
-      if cap then redis.call('SET', B .. ':wfcur', chosen) end
+  local served_to = 0 -- workers given a job so far
+  local function give(c, g)
+    local list = found[c.q][g]
+    list.h = list.h + 1
+    local f = take(c.id, c.q, c.m, workers[served_to + 1], at, buckets)
+    if not f then return false end
+    served_to = served_to + 1
+    allow[c.q] = allow[c.q] - 1
+    running[g] = (running[g] or 0) + 1
+    out[#out + 1] = c.id
+    out[#out + 1] = f
+    return true
+  end
+  if not cap then
+    while served_to < nw do
+      local c = head('')
+      if not c then break end
+      give(c, '')
     end
+  else
+    -- The groups with a matching job, in byte order, and per position a later one to look at
+    -- for a group that can give no more jobs in this claim (its running count and the
+    -- allowances only grow and shrink, its lists only shorten), so each pick skips it in
+    -- amortized constant time.
+    local order, named = {}, {}
+    for _, q in ipairs(queues) do
+      for g in pairs(found[q] or {}) do
+        if not named[g] then
+          named[g] = true
+          order[#order + 1] = g
+        end
+      end
+    end
+    table.sort(order, lt)
+    local ng = #order
+    local skip = {}
+    local function live(k)
+      local r = k
+      while skip[r] do r = skip[r] end
+      while skip[k] and skip[k] ~= r do
+        local nx = skip[k]
+        skip[k] = r
+        k = nx
+      end
+      return r
+    end
+    -- The position of the first group after `cursor` (ng + 1 when none is).
+    local cursor = redis.call('GET', B .. ':wfcur')
+    local pos = 1
+    if cursor then
+      local lo, hi = 1, ng + 1
+      while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        if lt(cursor, order[mid]) then hi = mid else lo = mid + 1 end
+      end
+      pos = lo
+    end
+    local moved = false
+    while served_to < nw do
+      local k = live(pos)
+      if k > ng then k = live(1) end
+      if k > ng then break end
+      local g = order[k]
+      local c = head(g)
+      if not c then
+        skip[k] = k + 1
+        pos = k
+      elseif give(c, g) then
+        cursor, moved = g, true
+        pos = k + 1
+      else
+        pos = k
+      end
+    end
+    if moved then redis.call('SET', B .. ':wfcur', cursor) end
   end
   flush()
   save_buckets(buckets)
   return out
+elseif op == 'revive' then
+  -- Retries a dead stage in place, since its (run, stage) pair holds one row: the entry's job,
+  -- while it is still that dead row, becomes pending again as the upsert replaces a row (same
+  -- id, claim sequence, task, payload, priority, retry budget, backoff, timeout, metadata,
+  -- run, stage, version and group; attempt 0, run_at now, no worker, lease, start, finish,
+  -- result, progress, cancel request or last error), and the entry goes. A revoked task
+  -- refuses it, as it refuses an upsert. A stage re-enqueued since it died is not dead any
+  -- more and is refused with `FLEXIQ_CONFLICT`, so a stale entry neither supersedes nor
+  -- repeats newer work. Returns the id, or 0, writing nothing, when the job is not a stage row
+  -- (a plain job, or a stage archived or deleted since): `dead.rs` then enqueues a new job.
+  -- ARGV: op, now, dead id, job id.
+  local at = ARGV[2]
+  local now = tonumber(at)
+  local dead_id, id = ARGV[3], ARGV[4]
+  if redis.call('HEXISTS', B .. ':dlq', dead_id) == 0 then
+    return redis.error_reply('FLEXIQ_NOTFOUND dead letter ' .. dead_id .. ' not found')
+  end
+  local o = load(id)
+  local wf = redis.call('HMGET', B .. ':j:' .. id, 'wr', 'ws')
+  if not o or not wf[1] then return 0 end
+  if o.st ~= ST.dead then
+    local status = tostring(o.st)
+    for name, code in pairs(ST) do
+      if code == o.st then status = name end
+    end
+    return redis.error_reply('FLEXIQ_CONFLICT dead letter ' .. dead_id .. ' names stage ' .. (wf[2] or '')
+      .. ' of run ' .. wf[1] .. ', whose job ' .. id .. ' is ' .. status .. ' again, not dead')
+  end
+  if redis.call('SISMEMBER', B .. ':revoked', o.t) == 1 then
+    return redis.error_reply('FLEXIQ_REVOKED ' .. o.t)
+  end
+  local n = { st = ST.pending, t = o.t, r = now, pr = o.pr }
+  replace(id, o, { 'st', PENDING, 'a', '0', 'r', at }, { unpack(CLEARED) }, n, now)
+  local dm = redis.call('HGET', B .. ':dlqm', dead_id)
+  local dt = redis.call('HGET', B .. ':dlqt', dead_id)
+  redis.call('HDEL', B .. ':dlq', dead_id)
+  redis.call('HDEL', B .. ':dlqt', dead_id)
+  redis.call('HDEL', B .. ':dlqm', dead_id)
+  if dm then
+    redis.call('ZREM', B .. ':dlix', dm)
+    if dt then redis.call('ZREM', B .. ':dlt:' .. dt, dm) end
+  end
+  flush()
+  wake(now)
+  return id
 elseif op == 'delete' then
   -- Deletes the jobs of the listed stages of one run, whatever their status, with everything
   -- kept for them: ready / delayed placement, listing indexes, counters, lease and finished

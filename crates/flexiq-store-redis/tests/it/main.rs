@@ -13,3 +13,4 @@ mod reliability;
 mod revoke;
 mod start;
 mod workflow;
+mod workflow_dead;

@@ -1,5 +1,6 @@
 //! What the Redis store keeps for workflow stages, read off the server: a fair claim writes
-//! exactly what a claim writes, deleting a stage leaves nothing of its job behind, archiving and
+//! exactly what a claim writes and a fair batch exactly what single claims in a row write,
+//! deleting a stage leaves nothing of its job behind, archiving and
 //! purging take a job out of its run (freeing its pair), a replaced stage that changes task
 //! moves its task indexes, an enqueue conflict writes nothing, and a job hash from before the
 //! version field reads no version.
@@ -20,7 +21,7 @@ use crate::harness::RedisHarness;
 
 const NOW: i64 = 1_700_000_000_000;
 
-async fn raw(h: &RedisHarness) -> Client {
+pub(crate) async fn raw(h: &RedisHarness) -> Client {
     let c = Builder::from_config(Config::from_url(&h.url).unwrap()).build().unwrap();
     c.init().await.unwrap();
     c
@@ -36,7 +37,7 @@ fn texts(v: Value) -> Vec<String> {
 
 /// Every key of namespace `ns` (its name after the namespace base) with its content as text:
 /// members with scores, fields with values, sorted, every occurrence of `id` written `<id>`.
-async fn dump(c: &Client, h: &RedisHarness, ns: &str, id: &str) -> BTreeMap<String, Vec<String>> {
+pub(crate) async fn dump(c: &Client, h: &RedisHarness, ns: &str, id: &str) -> BTreeMap<String, Vec<String>> {
     let base = format!("{{{}:{ns}}}", h.prefix);
     let scan = vec!["0".into(), "MATCH".into(), format!("{base}:*"), "COUNT".into(), "100000".into()];
     let found = cmd(c, "SCAN", scan).await.into_array();
@@ -66,7 +67,7 @@ async fn dump(c: &Client, h: &RedisHarness, ns: &str, id: &str) -> BTreeMap<Stri
     out
 }
 
-fn stage(run: &str, stage: &str, task: &str, opts: EnqueueOptions) -> NewJob {
+pub(crate) fn stage(run: &str, stage: &str, task: &str, opts: EnqueueOptions) -> NewJob {
     let opts = EnqueueOptions {
         queue: Some("workflow".into()),
         workflow_run_id: Some(run.into()),
@@ -76,22 +77,28 @@ fn stage(run: &str, stage: &str, task: &str, opts: EnqueueOptions) -> NewJob {
     NewJob::build(task, b"{}".to_vec(), opts, NOW).unwrap()
 }
 
-async fn upsert(s: &RedisStore, jobs: Vec<NewJob>, now: i64) -> Vec<JobId> {
+pub(crate) async fn upsert(s: &RedisStore, jobs: Vec<NewJob>, now: i64) -> Vec<JobId> {
     s.upsert_stages(UpsertStagesRequest { jobs, now }).await.unwrap()
 }
 
-async fn fair(s: &RedisStore, cap: Option<u32>, now: i64) -> Option<ClaimedJob> {
+pub(crate) async fn fair(s: &RedisStore, cap: Option<u32>, now: i64) -> Option<ClaimedJob> {
+    let mut got = fair_batch(s, vec!["w".into()], cap, now).await;
+    assert!(got.len() <= 1, "one worker, one job at most");
+    got.pop()
+}
+
+async fn fair_batch(s: &RedisStore, workers: Vec<String>, cap: Option<u32>, now: i64) -> Vec<ClaimedJob> {
     let req = ClaimFairRequest {
         queues: vec!["workflow".into()],
         serves: Vec::new(),
-        worker_id: "w".into(),
+        workers,
         group_cap: cap,
         now,
     };
     s.claim_fair(req).await.unwrap()
 }
 
-async fn ack(s: &RedisStore, c: &ClaimedJob, kind: AckKind, now: i64) {
+pub(crate) async fn ack(s: &RedisStore, c: &ClaimedJob, kind: AckKind, now: i64) {
     let acks = vec![Ack { job_id: c.job.id.clone(), fence: c.fence, kind }];
     s.ack(AckRequest { acks, now }).await.unwrap();
 }
@@ -131,6 +138,87 @@ async fn a_fair_claim_writes_exactly_what_a_claim_writes() {
         dumps.push(d);
     }
     assert_eq!(dumps[0], dumps[1]);
+    let _ = c.quit().await;
+    h.cleanup_now().await;
+}
+
+/// A stage of group `g` in `queue` with priority `pr`.
+fn grouped(stage_id: &str, g: &str, queue: &str, pr: i32) -> NewJob {
+    let opts = EnqueueOptions {
+        queue: Some(queue.into()),
+        group_key: Some(g.into()),
+        priority: Some(pr),
+        workflow_run_id: Some("r".into()),
+        workflow_stage_id: Some(stage_id.into()),
+        ..Default::default()
+    };
+    NewJob::build("wf", b"{}".to_vec(), opts, NOW).unwrap()
+}
+
+#[tokio::test]
+async fn a_fair_batch_writes_exactly_what_single_claims_in_a_row_write() {
+    let h = RedisHarness::new();
+    let c = raw(&h).await;
+    // The same jobs (same ids) in both namespaces, over two queues: one with a concurrency
+    // cap, one with a rate limit, so the batch runs into both limits and the group cap, which
+    // group a meets in both queues.
+    let mut jobs = Vec::new();
+    let groups =
+        [("a", 5, "workflow"), ("a", 2, "other"), ("b", 3, "other"), ("c", 2, "workflow"), ("d", 4, "other")];
+    for (g, count, queue) in groups {
+        jobs.extend((0..count).map(|i| grouped(&format!("{g}{i}-{queue}"), g, queue, i % 3)));
+    }
+    let workers: Vec<String> = (0..8).map(|i| format!("host-{i}")).collect();
+    let queues = vec!["workflow".to_string(), "other".to_string()];
+    let claim = |workers: Vec<String>, now: i64| ClaimFairRequest {
+        queues: queues.clone(),
+        serves: Vec::new(),
+        workers,
+        group_cap: Some(2),
+        now,
+    };
+    let mut dumps = Vec::new();
+    let mut taken = Vec::new();
+    for (ns, batched) in [("single", false), ("batched", true)] {
+        let s = h.store(ns).await.unwrap();
+        let conc = flexiq_core::store::SetConcurrencyRequest { queue: "workflow".into(), max: Some(5) };
+        s.set_concurrency(conc).await.unwrap();
+        let limit = Some(flexiq_core::RateLimit { count: 5, per_ms: 1_000 });
+        s.set_rate_limit(flexiq_core::store::SetRateLimitRequest { queue: "other".into(), limit })
+            .await
+            .unwrap();
+        upsert(&s, jobs.clone(), NOW).await;
+        // One job already running in group a, and a cursor to start after.
+        let pre = s.claim_fair(claim(vec!["pre".into()], NOW + 1)).await.unwrap();
+        assert_eq!(pre.iter().map(|c| c.job.group_key.as_deref()).collect::<Vec<_>>(), vec![Some("a")]);
+        let got = if batched {
+            s.claim_fair(claim(workers.clone(), NOW + 5)).await.unwrap()
+        } else {
+            let mut got = Vec::new();
+            for w in &workers {
+                got.extend(s.claim_fair(claim(vec![w.clone()], NOW + 5)).await.unwrap());
+            }
+            got
+        };
+        let got: Vec<(JobId, Option<String>, Option<String>)> =
+            got.into_iter().map(|c| (c.job.id, c.job.worker_id, c.job.group_key)).collect();
+        taken.push(got);
+        dumps.push(dump(&c, &h, ns, "no id").await);
+    }
+    // Group a has one free slot, the others two (seven jobs, fewer than the workers); the
+    // queue `workflow` four free slots and `other` five tokens, so a's second queue could
+    // still give it a job were the batch not counting its own.
+    let batch = &taken[1];
+    assert_eq!(batch.len(), 7, "{batch:?}");
+    for (k, (_, w, _)) in batch.iter().enumerate() {
+        assert_eq!(w.as_deref(), Some(workers[k].as_str()), "the n-th job goes to the n-th worker");
+    }
+    for (g, free) in [("a", 1), ("b", 2), ("c", 2), ("d", 2)] {
+        let n = batch.iter().filter(|(_, _, group)| group.as_deref() == Some(g)).count();
+        assert!(n <= free, "group {g} past its cap: {batch:?}");
+    }
+    assert_eq!(taken[0], taken[1], "the same jobs for the same workers");
+    assert_eq!(dumps[0], dumps[1], "the same keys, counters, leases, rate bucket and cursor");
     let _ = c.quit().await;
     h.cleanup_now().await;
 }

@@ -1,8 +1,10 @@
 //! Integration tests of the SQLite store: two processes on one file, durability, migrations
-//! (old files upgraded, workflow stages included), the self-contained file a close leaves, and
-//! the query plans of the hot, listing and workflow queries.
+//! (old files upgraded, workflow stages included), the self-contained file a close leaves, a
+//! batch fair claim against single claims in a row, and the query plans of the hot, listing and
+//! workflow queries.
 
 mod close;
+mod fair_batch;
 mod fences;
 mod migrate;
 mod migrate_workflow;

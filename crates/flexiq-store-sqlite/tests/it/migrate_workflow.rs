@@ -138,27 +138,28 @@ async fn a_version_3_file_gains_the_definition_version_and_the_stage_indexes() {
     let fair = ClaimFairRequest {
         queues: vec!["workflow".into()],
         serves: Vec::new(),
-        worker_id: "w".into(),
+        workers: vec!["w".into()],
         group_cap: Some(1),
         now: T0 + 11,
     };
-    let claimed = s.claim_fair(fair).await.unwrap().expect("the fair claim works on the upgraded file");
+    let claimed = s.claim_fair(fair).await.unwrap().pop().expect("the fair claim works on the upgraded file");
     assert_eq!((claimed.job.id, claimed.job.workflow_version.as_deref()), (c.clone(), Some("v2")));
 
-    // The old dead letter retries once its stage's dead row is gone, keeping run and stage.
+    // The old dead letter revives its stage's dead row in place, keeping run and stage.
     let letters = s.dead_letters(DeadLettersRequest { task: None, limit: 10, offset: 0 }).await.unwrap();
     assert_eq!(letters.len(), 1);
-    let taken = s.retry_dead(RetryDeadRequest { dead_id: letters[0].id.clone(), now: T0 + 12 }).await;
-    assert_eq!(taken.unwrap_err().code(), "CONFLICT", "stage b still has its dead row");
-    let gone = DeleteStagesRequest { run_id: "run-1".into(), stage_ids: vec!["b".into()] };
-    assert_eq!(s.delete_stages(gone).await.unwrap(), 1);
     let retried =
-        s.retry_dead(RetryDeadRequest { dead_id: letters[0].id.clone(), now: T0 + 13 }).await.unwrap();
+        s.retry_dead(RetryDeadRequest { dead_id: letters[0].id.clone(), now: T0 + 12 }).await.unwrap();
+    assert_eq!(retried, ids[1], "stage b comes back as its own row");
     let r = job(&s, &retried).await;
     assert_eq!(
-        (r.workflow_stage_id.as_deref(), r.workflow_version, r.status),
-        (Some("b"), None, JobStatus::Pending)
+        (r.workflow_stage_id.as_deref(), r.workflow_version, r.status, r.attempt),
+        (Some("b"), None, JobStatus::Pending, 0)
     );
+    let listed: Vec<JobId> = s.jobs_of_run("run-1").await.unwrap().into_iter().map(|j| j.id).collect();
+    assert_eq!(listed, vec![ids[1].clone(), c.clone()], "still one row per stage");
+    let gone = DeleteStagesRequest { run_id: "run-1".into(), stage_ids: vec!["b".into()] };
+    assert_eq!(s.delete_stages(gone).await.unwrap(), 1);
     s.close().await.unwrap();
 }
 

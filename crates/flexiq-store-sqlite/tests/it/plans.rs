@@ -64,6 +64,7 @@ fn workflow_lookups_and_fair_claim_steps_seek_their_indexes() {
         ("unstarted jobs of a run", "USING INDEX jobs_wf_run (ns=? AND wf_run=?)"),
         ("fair claim best job", "USING INDEX jobs_claim (ns=? AND queue=?)"),
         ("fair claim best job of a group", "USING INDEX jobs_fair (ns=? AND queue=? AND <expr>=?)"),
+        ("fair claim next job of a group", "USING INDEX jobs_fair (ns=? AND queue=? AND <expr>=?"),
         ("fair claim first group", "USING INDEX jobs_fair (ns=? AND queue=?)"),
         ("fair claim next group", "USING INDEX jobs_fair (ns=? AND queue=? AND <expr>>?)"),
         (
