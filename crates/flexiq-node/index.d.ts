@@ -18,7 +18,9 @@ import type {
   Metric,
   MetricBucket,
   MigrationSummary,
+  ObliterateOptions,
   QueueOptions,
+  RemoveOptions,
   ReplayEntry,
   RetentionOptions,
   RetentionPreview,
@@ -41,7 +43,9 @@ export type {
   Metric,
   MetricBucket,
   MigrationSummary,
+  ObliterateOptions,
   QueueOptions,
+  RemoveOptions,
   ReplayEntry,
   RetentionCounts,
   RetentionOptions,
@@ -56,6 +60,12 @@ export type {
 
 /** A job's status. */
 export type JobStatus = Job['status'];
+
+/** The statuses `clean` removes by (every one but `running`: cancel or obliterate those). */
+export type CleanStatus = Exclude<JobStatus, 'running'>;
+
+/** The statuses `retryJobs` moves back to pending. */
+export type RetryStatus = Extract<JobStatus, 'failed' | 'dead' | 'completed'>;
 
 /** A queue's persisted controls (`queueConfig`). */
 export interface QueueControls {
@@ -593,6 +603,47 @@ export declare class Queue {
   unrevokeTask(taskName: string): boolean;
   /** The revoked task names of the namespace, sorted. Synchronous. */
   revokedTasks(): string[];
+
+  /**
+   * Removes up to `limit` (1 to 10,000, default 1,000) jobs of `status` in `queue` that
+   * finished (completed, failed, dead, cancelled) or were created (the other statuses) at
+   * least `graceMs` **milliseconds** ago, oldest first, with their history; resolves to their
+   * ids. Jobs waiting on a removed job drop that dependency. Call again until it resolves to
+   * `[]`.
+   */
+  clean(queue: string, status: CleanStatus, graceMs: number, limit?: number): Promise<string[]>;
+  /**
+   * Removes the pending jobs of `queue` that are due, and with `includeDelayed` (default
+   * `false`) the delayed ones too; resolves to how many. Waiting, suspended and running jobs
+   * stay.
+   */
+  drain(queue: string, includeDelayed?: boolean): Promise<number>;
+  /**
+   * Removes up to `count` (default 1,000) jobs of `queue` whatever their status, with their
+   * dead letters and archived copies; resolves to how many are left, and once none are the
+   * queue's controls and counts go too. Call again until 0. Rejects with `CONFLICT` naming
+   * the queue while jobs of it run, unless `force` (their late acks are then superseded).
+   */
+  obliterate(queue: string, options?: ObliterateOptions): Promise<number>;
+  /** Removes history rows and records no job owns any more; resolves to how many. */
+  removeOrphans(): Promise<number>;
+  /**
+   * Moves up to `count` (1 to 10,000, default 1,000) jobs of `status` (default `"failed"`)
+   * in `queue`, oldest finished first, back to pending now with a fresh retry budget and the
+   * same ids; resolves to how many moved (0: none left).
+   */
+  retryJobs(queue: string, status?: RetryStatus, count?: number): Promise<number>;
+  /**
+   * Removes a job with its history, and with `removeChildren` (default `true`) the jobs it
+   * waits on (transitively) that no other job waits on; resolves to every id removed, the job
+   * first. `NOT_FOUND` for an unknown id; `CONFLICT` naming the job when it or a child to
+   * remove is running, and then nothing is removed.
+   */
+  remove(jobId: string, options?: RemoveOptions): Promise<string[]>;
+  /** Whether `queue` has a concurrency cap and as many jobs running as it allows. */
+  isMaxed(queue: string): Promise<boolean>;
+  /** Milliseconds until `queue`'s rate limit grants another claim (0 without a limit or when one is free now). */
+  rateLimitTtl(queue: string): Promise<number>;
   /**
    * Per-task aggregates over executions of the last `sinceMs` **milliseconds** (default
    * 3,600,000: one hour), keyed by task name; durations in ms. Every attempt counts (a job
@@ -605,7 +656,7 @@ export declare class Queue {
    * An empty bucket is absent rather than zero-filled.
    */
   metricsTimeseries(taskName?: string | null, sinceMs?: number, bucketMs?: number): Promise<MetricBucket[]>;
-  /** Workers registered in the namespace (`startedAt`, `heartbeatAt` Unix ms). */
+  /** Workers registered in the namespace (`startedAt`, `heartbeatAt` Unix ms) and the ids of the jobs each runs now (`currentJobs`). */
   listWorkers(): Promise<WorkerInfo[]>;
   /** A job's log lines, oldest first (`loggedAt` Unix ms). */
   jobLogs(id: string): Promise<LogEntry[]>;

@@ -46,13 +46,13 @@ pub enum Command {
         #[arg(long)]
         queue: Option<String>,
     },
-    /// List and inspect jobs.
+    /// List, inspect and remove jobs.
     #[command(subcommand)]
     Jobs(jobs::JobsCmd),
     /// The dead-letter queue.
     #[command(subcommand)]
     Dlq(dlq::DlqCmd),
-    /// Pause, resume, rate limits and concurrency caps of queues.
+    /// Queue controls (pause, rate limits, caps) and jobs in bulk (clean, drain, retry, obliterate).
     #[command(subcommand)]
     Queue(queue::QueueCmd),
     /// Revoke and unrevoke task names: refuse or allow new enqueues of them.
@@ -74,7 +74,7 @@ pub enum Command {
     /// The deployment-wide key/value settings.
     #[command(subcommand)]
     Settings(settings::SettingsCmd),
-    /// Worker processes registered in the store.
+    /// Worker processes registered in the store and the jobs each runs now.
     Workers,
     /// Workflow runs: the job rows of a run, and cancelling a run.
     #[command(subcommand)]

@@ -130,6 +130,10 @@ pub struct WorkerInfo {
     pub started_at: i64,
     /// Its last heartbeat (Unix ms).
     pub heartbeat_at: i64,
+    /// The jobs it is running now (those running with its id stamped), filled by
+    /// `list_workers`; a heartbeat's own value is ignored.
+    #[serde(default)]
+    pub current_jobs: Vec<String>,
 }
 
 /// A leader-election lease.

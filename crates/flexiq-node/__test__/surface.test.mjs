@@ -29,6 +29,8 @@ const OPTION_TYPES = {
   dequeue: 'DequeueOptions',
   workflowServes: 'WorkflowServes',
   fence: 'JobFence',
+  obliterate: 'ObliterateOptions',
+  remove: 'RemoveOptions',
 };
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);

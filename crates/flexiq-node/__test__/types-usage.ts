@@ -85,7 +85,17 @@ async function usage(): Promise<void> {
   const workers: WorkerInfo[] = await q.listWorkers();
   const logs: LogEntry[] = await q.jobLogs(id);
   const claims: number | undefined = job?.claimSeq;
-  void [controls, cancelled, alsoCancelled, lifted, revoked, p95, buckets, workers, logs, claims];
+  const busy: string[] | undefined = workers[0]?.currentJobs;
+  void [controls, cancelled, alsoCancelled, lifted, revoked, p95, buckets, workers, logs, claims, busy];
+  const cleaned: string[] = await q.clean('mail', 'completed', 86_400_000, 500);
+  const drained: number = await q.drain('mail', true);
+  let left: number = await q.obliterate('mail', { force: true, count: 500 });
+  while (left > 0) left = await q.obliterate('mail');
+  const removed: string[] = await q.remove(id, { removeChildren: false });
+  const retried: number = (await q.retryJobs('mail', 'dead', 100)) + (await q.retryJobs('mail'));
+  const maxed: boolean = await q.isMaxed('mail');
+  const ttlMs: number = await q.rateLimitTtl('mail');
+  void [cleaned, drained, removed, retried, maxed, ttlMs, await q.removeOrphans()];
   const wf: WorkflowJobs = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, queue: 'workflow' });
   const groupBy: string | null = wf.fairnessGroupBy;
   const stamped: string = wf.adoptWorkerId('host-1');

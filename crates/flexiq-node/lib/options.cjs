@@ -91,6 +91,10 @@ const OPTION_SETS = Object.freeze({
   workflowServes: keys('workflowId', 'definitionVersion'),
   /** The fence of a workflow job's claim (`dequeue` gives it, the acks take it): JobFence. */
   fence: keys('jobId', 'attempt', 'startedAt', 'claimSeq'),
+  /** `obliterate(queue, options)`: ObliterateOptions. */
+  obliterate: keys('force', 'count'),
+  /** `remove(jobId, options)`: RemoveOptions. */
+  remove: keys('removeChildren'),
 });
 
 /**

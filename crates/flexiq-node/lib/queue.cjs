@@ -2,9 +2,8 @@
 // The public Queue: a thin wrapper over the addon's NativeQueue that JSON-encodes payloads,
 // decodes results, maps errors to FlexiqError and keeps the task registry for workers.
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
-// per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, wait,
-// workflow),
-// each a class whose methods are installed on Queue.prototype.
+// per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, clean,
+// wait, workflow), each a class whose methods are installed on Queue.prototype.
 
 const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
@@ -20,6 +19,7 @@ const CALLS = [
   require('./queue/dead.cjs').DeadCalls,
   require('./queue/stats.cjs').StatsCalls,
   require('./queue/admin.cjs').AdminCalls,
+  require('./queue/clean.cjs').CleanCalls,
   require('./queue/wait.cjs').WaitCalls,
   require('./queue/workflow.cjs').WorkflowCalls,
 ];

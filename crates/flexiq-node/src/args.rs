@@ -31,9 +31,15 @@ pub(crate) fn non_negative(what: &str, v: f64) -> Result<i64> {
 
 /// A page size given by the caller, or `default`; the runtime checks the range (1 to 10,000).
 pub(crate) fn limit(v: Option<f64>, default: i64) -> Result<i64> {
+    page("limit", v, default)
+}
+
+/// A page size named `what` (`limit`, `count`), or `default`: a whole number, whose range
+/// (1 to 10,000) the runtime checks and names.
+pub(crate) fn page(what: &str, v: Option<f64>, default: i64) -> Result<i64> {
     match v {
         None => Ok(default),
-        Some(v) => int("limit", v, i64::MIN + 1, i64::MAX),
+        Some(v) => int(what, v, i64::MIN + 1, i64::MAX),
     }
 }
 

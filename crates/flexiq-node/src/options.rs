@@ -377,3 +377,21 @@ impl DequeueOptions {
         }
     }
 }
+
+/// Options of `obliterate(queue, options)`.
+#[napi(object)]
+pub struct ObliterateOptions {
+    /// Remove the queue's running jobs too (their late acks are then refused as superseded);
+    /// without it a queue with running jobs is refused with `CONFLICT` (default `false`).
+    pub force: Option<bool>,
+    /// Jobs removed per call, 1 to 10,000 (default 1,000); call again until it resolves to 0.
+    pub count: Option<f64>,
+}
+
+/// Options of `remove(jobId, options)`.
+#[napi(object)]
+pub struct RemoveOptions {
+    /// Also remove the jobs it waits on (transitively) that no other job waits on (default
+    /// `true`).
+    pub remove_children: Option<bool>,
+}

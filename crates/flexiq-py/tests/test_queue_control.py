@@ -114,6 +114,7 @@ def test_list_workers_shows_a_running_worker(queue: Queue) -> None:
         assert row["queues"] == ["lw-a", "lw-b"] and row["concurrency"] == 3
         assert row["pid"] > 0 and row["host"]
         assert row["heartbeat_at"] >= row["started_at"] > 1_600_000_000_000
+        assert row["current_jobs"] == [], "an idle worker runs no job"
     finally:
         w.stop()
 

@@ -164,17 +164,7 @@ impl PgStore {
         }
         for r in rows {
             let queue: String = r.get(0);
-            let rate = match (r.get::<_, Option<i32>>(1), r.get::<_, Option<i64>>(2)) {
-                (Some(count), Some(per_ms)) => {
-                    let lim = RateLimit { count: count.max(1) as u32, per_ms: per_ms.max(1) as u64 };
-                    let bucket = match (r.get::<_, Option<f64>>(3), r.get::<_, Option<i64>>(4)) {
-                        (Some(tokens), Some(at)) => TokenBucket { tokens, updated_at: at },
-                        _ => TokenBucket::full(lim, now),
-                    };
-                    Some((lim, bucket))
-                }
-                _ => None,
-            };
+            let rate = rate_of(r, 1, now);
             let concurrency: Option<i32> = r.get(5);
             let mut granted = limit;
             if let Some(cap) = concurrency {
@@ -220,6 +210,19 @@ impl PgStore {
         c.exec("claim", &sql, &[&ns, &qs, &tokens, &at]).await?;
         Ok(())
     }
+}
+
+/// A queue's rate limit and its bucket as stored, from the columns `rate_count, rate_per_ms,
+/// tokens, tokens_at` starting at `at`; a bucket never used starts full at `now`. `None`
+/// without a rate limit.
+pub(crate) fn rate_of(r: &Row, at: usize, now: i64) -> Option<(RateLimit, TokenBucket)> {
+    let (count, per_ms) = (r.get::<_, Option<i32>>(at)?, r.get::<_, Option<i64>>(at + 1)?);
+    let lim = RateLimit { count: count.max(1) as u32, per_ms: per_ms.max(1) as u64 };
+    let bucket = match (r.get::<_, Option<f64>>(at + 2), r.get::<_, Option<i64>>(at + 3)) {
+        (Some(tokens), Some(updated_at)) => TokenBucket { tokens, updated_at },
+        _ => TokenBucket::full(lim, now),
+    };
+    Some((lim, bucket))
 }
 
 /// Sorts candidate rows (state columns, then priority and run_at) into claim order.

@@ -152,8 +152,14 @@ impl Maintenance for PgStore {
 
     async fn list_workers(&self) -> Result<Vec<WorkerInfo>> {
         let ns: &str = &self.ns;
+        // One pass over the namespace's running jobs (the running index), grouped by worker.
         let sql = self.sql(
-            "SELECT id, queues, concurrency, host, pid, started_at, heartbeat_at FROM {S}.workers WHERE namespace = $1 ORDER BY id",
+            "SELECT w.id, w.queues, w.concurrency, w.host, w.pid, w.started_at, w.heartbeat_at, \
+               coalesce(r.ids, '{}'::uuid[]) FROM {S}.workers w \
+             LEFT JOIN (SELECT worker_id, array_agg(id ORDER BY id) AS ids FROM {S}.jobs \
+                WHERE namespace = $1 AND status = 1 AND worker_id IS NOT NULL GROUP BY worker_id) AS r \
+               ON r.worker_id = w.id \
+             WHERE w.namespace = $1 ORDER BY w.id",
         );
         let c = self.conn().await?;
         Ok(c.rows("list workers", &sql, &[&ns])
@@ -167,6 +173,11 @@ impl Maintenance for PgStore {
                 pid: r.get::<_, i64>(4).clamp(0, i64::from(u32::MAX)) as u32,
                 started_at: r.get(5),
                 heartbeat_at: r.get(6),
+                current_jobs: r
+                    .get::<_, Vec<uuid::Uuid>>(7)
+                    .into_iter()
+                    .map(|u| u.hyphenated().to_string())
+                    .collect(),
             })
             .collect())
     }

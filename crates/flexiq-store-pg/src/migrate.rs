@@ -22,6 +22,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (5, include_str!("migrations/0005_job_counts.sql")),
     (6, include_str!("migrations/0006_workflow_stages.sql")),
     (7, include_str!("migrations/0007_dead_letter_stages.sql")),
+    (8, include_str!("migrations/0008_admin_indexes.sql")),
 ];
 
 /// The schema version this build needs.

@@ -33,7 +33,8 @@ const NEXT_DUE: &str = "SELECT min(d.run_at) FROM {S}.queues q CROSS JOIN LATERA
     WHERE q.namespace = $1 AND (cardinality($2::text[]) = 0 OR q.queue = ANY($2::text[])) \
       AND NOT q.paused AND q.rate_count IS NULL AND q.concurrency IS NULL";
 
-fn wall_ms() -> i64 {
+/// The wall clock (Unix ms), for the few calls that carry no `now`.
+pub(crate) fn wall_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 

@@ -7,7 +7,8 @@
 //! replacement as the status change it is. Ordinary enqueue refuses a pair that has a row
 //! (`Conflict`, checked in its transaction by [`PgStore::refuse_taken_stages`]). Run-wide
 //! statements go through `jobs_workflow_run` on (namespace, run, created_at, id); cancels are
-//! decided by the state machine like every other status change.
+//! decided by the state machine like every other status change, and deleted stages go the
+//! way every removed job goes (`remove.rs`: with their history, their dependents freed).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -20,8 +21,10 @@ use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::db::{i64_of, jid, uid, Conn};
+use crate::remove::Rows;
 use crate::row::{job, loaded, state_cols, JOB_COLS};
 use crate::store::PgStore;
+use crate::wait::wall_ms;
 
 /// What replacing a stage's row writes, as the conflict clause of an insert into `jobs AS j`
 /// whose new row is `excluded`: the row keeps its id, creation time and claim sequence and
@@ -259,37 +262,24 @@ impl PgStore {
             return Ok(0);
         }
         let ns: &str = &self.ns;
-        let what = "delete workflow stages";
-        let delete = self.sql(
-            "DELETE FROM {S}.jobs WHERE namespace = $1 AND workflow_run_id = $2 AND workflow_stage_id = ANY($3) \
-             RETURNING id",
+        let lock = self.sql(
+            "SELECT id FROM {S}.jobs WHERE namespace = $1 AND workflow_run_id = $2 AND workflow_stage_id = ANY($3) \
+             ORDER BY id FOR UPDATE",
         );
-        let history = [
-            "DELETE FROM {S}.job_errors WHERE job_id = ANY($1)",
-            "DELETE FROM {S}.task_logs WHERE job_id = ANY($1)",
-            "DELETE FROM {S}.job_partials WHERE job_id = ANY($1)",
-            "DELETE FROM {S}.job_deps WHERE job_id = ANY($1)",
-        ]
-        .map(|s| self.sql(s));
         let c = self.conn().await?;
-        let ids = c
+        let mut fx = Effects::default();
+        let n = c
             .tx(async {
                 let ids: Vec<Uuid> = c
-                    .rows(what, &delete, &[&ns, &req.run_id, &req.stage_ids])
+                    .rows("delete workflow stages", &lock, &[&ns, &req.run_id, &req.stage_ids])
                     .await?
                     .iter()
                     .map(|r| r.get(0))
                     .collect();
-                if !ids.is_empty() {
-                    for sql in &history {
-                        c.exec(what, sql, &[&ids]).await?;
-                    }
-                }
-                Ok(ids)
+                Ok(self.remove_locked(&c, Rows::Live, &ids, wall_ms(), &mut fx).await?.len() as u64)
             })
             .await?;
-        let n = ids.len() as u64;
-        self.announce(&Effects { work: false, jobs: ids });
+        self.announce(&fx);
         Ok(n)
     }
 

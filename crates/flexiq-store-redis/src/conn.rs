@@ -78,6 +78,13 @@ impl Conn {
         self.pool.next().custom(cmd(name), args).await.map_err(map)
     }
 
+    /// Sends one command to the node serving `key`'s slot: for commands that name no key but
+    /// act on one node (`SCAN` walks the keys of the node it reaches).
+    pub(crate) async fn cmd_at(&self, name: &'static str, key: &str, args: Vec<Value>) -> Result<Value> {
+        let command = CustomCommand::new_static(name, ClusterHash::from(key), false);
+        self.pool.next().custom(command, args).await.map_err(map)
+    }
+
     /// Sends commands in one pipeline; the first error fails the whole call.
     pub(crate) async fn pipeline(&self, cmds: Vec<(&'static str, Vec<Value>)>) -> Result<Vec<Value>> {
         if cmds.is_empty() {

@@ -13,9 +13,10 @@
 //!
 //! Each core store trait is implemented in the file of its name: `jobs.rs` (`JobStore`),
 //! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
-//! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs` and `workflow.rs`
-//! (`Workflows`); the rest are the parts they share.
+//! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs` (`Workflows`)
+//! and `admin.rs` (`Admin`, with `orphans.rs`); the rest are the parts they share.
 
+mod admin;
 mod backfill;
 mod complete;
 mod conn;
@@ -32,6 +33,7 @@ mod leadership;
 mod listing;
 mod maintenance;
 mod options;
+mod orphans;
 mod row;
 mod schema;
 mod scripts;

@@ -1,16 +1,18 @@
 //! Maintenance, what the elected cleaner runs: archiving terminal jobs (`archive.lua`),
 //! retention sweeps over the history tables (`retention.lua`), the published effective
-//! retention and the worker registry (one JSON row per worker in `B:workers`).
+//! retention and the worker registry (one JSON row per worker in `B:workers`; the jobs a listed
+//! worker runs are read off the running jobs, not stored).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use flexiq_core::history::WorkerInfo;
 use flexiq_core::options::validate_name;
 use flexiq_core::retention::{EffectiveRetention, RetentionTable, RetentionWindows};
 use flexiq_core::store::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
-use flexiq_core::{Error, Result};
+use flexiq_core::{Error, JobStatus, Result};
 
 use crate::conn::{n, s};
+use crate::keys::member_id;
 use crate::row::{self, int, text};
 use crate::store::RedisStore;
 
@@ -31,6 +33,28 @@ impl RedisStore {
             let args = vec![s(t.key()), n(cutoff), s(mode)];
             let v = self.ctx.conn.script(&self.ctx.conn.scripts.retention, &self.ctx.keys.base, args).await?;
             out.insert(t, int(&v).unwrap_or(0).max(0) as u64);
+        }
+        Ok(out)
+    }
+
+    /// The ids of the running jobs per worker id stamped on them: the running listing index
+    /// (bounded by the jobs running at once), each job's status read again with its worker.
+    async fn running_by_worker(&self) -> Result<HashMap<String, Vec<String>>> {
+        let index = self.ctx.keys.k(&format!("ix:s:{}", JobStatus::Running.code()));
+        let ids: Vec<String> = row::strings(self.ctx.conn.cmd("ZRANGE", vec![s(index), n(0), n(-1)]).await?)
+            .iter()
+            .map(|m| member_id(m).to_string())
+            .collect();
+        let reads = ids.iter().map(|id| ("HMGET", vec![s(self.ctx.keys.job(id)), s("st"), s("w")])).collect();
+        let running = JobStatus::Running.code().to_string();
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        for (id, v) in ids.into_iter().zip(self.ctx.conn.pipeline(reads).await?) {
+            let f = v.into_array();
+            if let (Some(st), Some(w)) = (f.first().and_then(text), f.get(1).and_then(text)) {
+                if st == running {
+                    out.entry(w).or_default().push(id);
+                }
+            }
         }
         Ok(out)
     }
@@ -85,7 +109,9 @@ impl Maintenance for RedisStore {
     async fn worker_heartbeat(&self, info: &WorkerInfo) -> Result<()> {
         self.ctx.check()?;
         validate_name("worker id", &info.id)?;
-        let json = serde_json::to_string(info).map_err(Error::backend)?;
+        // What a worker runs is read off the jobs when listed, never taken from the worker.
+        let stored = WorkerInfo { current_jobs: Vec::new(), ..info.clone() };
+        let json = serde_json::to_string(&stored).map_err(Error::backend)?;
         self.ctx.conn.cmd("HSET", vec![s(self.ctx.keys.k("workers")), s(info.id.clone()), s(json)]).await?;
         Ok(())
     }
@@ -98,6 +124,10 @@ impl Maintenance for RedisStore {
             .map(|j| serde_json::from_str(j).map_err(Error::backend))
             .collect::<Result<_>>()?;
         out.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut running = self.running_by_worker().await?;
+        for w in &mut out {
+            w.current_jobs = running.remove(&w.id).unwrap_or_default();
+        }
         Ok(out)
     }
 

@@ -7,7 +7,8 @@
 //! verdict an enqueue applies to the dependency statuses it reads. The general scripts then carry
 //! `prelude.lua`'s shared helpers; `enqueue_plain.lua` runs with the header alone. The two
 //! scripts that claim (`claim.lua` and `workflow.lua`'s fair claim) also carry `take.lua`, the
-//! one claim step, so a job is claimed the same way by either.
+//! one claim step, so a job is claimed the same way by either; `admin.lua` carries it for the
+//! token-bucket refill its rate-limit wait reads, the arithmetic a claim applies.
 
 use flexiq_core::start::DependencyClass;
 use flexiq_core::JobStatus;
@@ -56,6 +57,7 @@ pub(crate) struct Scripts {
     pub(crate) retention: Script,
     pub(crate) small: Script,
     pub(crate) workflow: Script,
+    pub(crate) admin: Script,
 }
 
 impl Scripts {
@@ -71,10 +73,11 @@ impl Scripts {
             retention: Script::new(&h, include_str!("lua/retention.lua")),
             small: Script::new(&h, include_str!("lua/small.lua")),
             workflow: Script::claiming(&h, include_str!("lua/workflow.lua")),
+            admin: Script::claiming(&h, include_str!("lua/admin.lua")),
         }
     }
 
-    pub(crate) fn all(&self) -> [&Script; 9] {
+    pub(crate) fn all(&self) -> [&Script; 10] {
         [
             &self.enqueue,
             &self.enqueue_plain,
@@ -85,6 +88,7 @@ impl Scripts {
             &self.retention,
             &self.small,
             &self.workflow,
+            &self.admin,
         ]
     }
 }

@@ -191,7 +191,9 @@ impl QueueControl for SqliteStore {
     }
 }
 
-/// Deletes a job row with its partials and dependency edges, keeping the counters right.
+/// Deletes a job row with its partials and dependency edges, keeping the counters right. A
+/// running job gone frees its queue's concurrency and its group's fairness cap, so claimers
+/// are woken.
 pub(crate) fn delete_job(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
@@ -205,5 +207,8 @@ pub(crate) fn delete_job(
     conn.prepare_cached("DELETE FROM job_deps WHERE job_id = ?1").db()?.execute([id]).db()?;
     ctx.count_delta(ns, queue, status, -1);
     ctx.job_changed(id);
+    if status == JobStatus::Running {
+        ctx.wake_work();
+    }
     Ok(())
 }

@@ -128,7 +128,8 @@ pub(crate) fn refuse_revoked(conn: &Connection, ns: &str, jobs: &[NewJob]) -> Re
     Ok(())
 }
 
-fn live_unique(conn: &Connection, ns: &str, key: &str) -> Result<Option<String>> {
+/// The live job of `ns` holding unique key `key`, if any.
+pub(crate) fn live_unique(conn: &Connection, ns: &str, key: &str) -> Result<Option<String>> {
     conn.prepare_cached(
         "SELECT id FROM jobs WHERE ns = ?1 AND unique_key = ?2
            AND unique_key IS NOT NULL AND status IN (0, 1, 6, 7)",
@@ -155,7 +156,8 @@ fn stage_taken(run: &str, stage: &str, holder: &str) -> Error {
     ))
 }
 
-fn dep_status(conn: &Connection, ns: &str, id: &JobId) -> Result<Option<JobStatus>> {
+/// The status of dependency `id` of `ns`, from the hot table or the archive.
+pub(crate) fn dep_status(conn: &Connection, ns: &str, id: &JobId) -> Result<Option<JobStatus>> {
     let code: Option<u8> = conn
         .prepare_cached(
             "SELECT status FROM jobs WHERE id = ?1 AND ns = ?2

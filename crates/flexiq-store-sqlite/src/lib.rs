@@ -16,7 +16,8 @@
 //! Each core store trait is implemented in a file of its name: `jobs.rs` ([`JobStore`]),
 //! `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`,
 //! `maintenance.rs`, `schema.rs` (which also holds the migrations) and `workflow.rs` (with the
-//! fair claim in `workflow_claim.rs`). Each method checks its request with the request's own
+//! fair claim in `workflow_claim.rs`) and `admin.rs` (with the shared removal of jobs and their
+//! history in `removal.rs` and the orphan sweep in `orphans.rs`). Each method checks its request with the request's own
 //! `validate()` from core before touching the file.
 //!
 //! [`JobStore`]: flexiq_core::store::JobStore
@@ -27,6 +28,7 @@
 //! # Ok::<(), flexiq_core::Error>(())
 //! ```
 
+mod admin;
 mod apply;
 mod checkpoint;
 mod claim;
@@ -41,7 +43,9 @@ mod jobs;
 mod leadership;
 mod maintenance;
 mod options;
+mod orphans;
 mod readers;
+mod removal;
 mod row;
 mod schema;
 mod settings;

@@ -1,8 +1,9 @@
 //! [`Maintenance`]: what the elected cleaner runs. Archival moves terminal rows into
 //! `archived_jobs` (keeping the counters right), retention deletes old history per table by its
-//! time column, and the worker registry is one row per worker.
+//! time column, and the worker registry is one row per worker; the jobs a worker runs are not
+//! stored with it but read from the running jobs stamped with its id when it is listed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
@@ -18,6 +19,23 @@ use crate::SqliteStore;
 /// The archive sweep: terminal jobs finished before a cutoff, oldest first.
 pub(crate) const ARCHIVE_SWEEP: &str = "SELECT id, queue, status FROM jobs
     WHERE ns = ?1 AND finished_at IS NOT NULL AND finished_at < ?2 ORDER BY finished_at LIMIT ?3";
+
+/// The running jobs of a namespace with the worker stamped on each: one pass over the running
+/// index serves every worker `list_workers` returns.
+pub(crate) const RUNNING_BY_WORKER: &str =
+    "SELECT worker_id, id FROM jobs WHERE ns = ?1 AND status = 1 AND worker_id IS NOT NULL";
+
+/// The ids of the running jobs of `ns`, by the worker stamped on them.
+fn running_by_worker(conn: &Connection, ns: &str) -> Result<HashMap<String, Vec<String>>> {
+    let mut stmt = conn.prepare_cached(RUNNING_BY_WORKER).db()?;
+    let rows = stmt.query_map([ns], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).db()?;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for row in rows {
+        let (worker, id) = row.db()?;
+        out.entry(worker).or_default().push(id);
+    }
+    Ok(out)
+}
 
 /// (table, time column) swept for each retention table.
 fn retention_target(t: RetentionTable) -> (&'static str, &'static str) {
@@ -185,12 +203,23 @@ impl Maintenance for SqliteStore {
                     ))
                 })
                 .db()?;
+            let mut running = running_by_worker(conn, &ns)?;
             let mut out = Vec::new();
             for row in rows {
                 let (id, queues, concurrency, host, pid, started_at, heartbeat_at) = row.db()?;
                 let queues = serde_json::from_str(&queues)
                     .map_err(|e| Error::backend(format!("stored queues of worker {id} are corrupt: {e}")))?;
-                out.push(WorkerInfo { id, queues, concurrency, host, pid, started_at, heartbeat_at });
+                let current_jobs = running.remove(&id).unwrap_or_default();
+                out.push(WorkerInfo {
+                    id,
+                    queues,
+                    concurrency,
+                    host,
+                    pid,
+                    started_at,
+                    heartbeat_at,
+                    current_jobs,
+                });
             }
             Ok(out)
         })

@@ -20,9 +20,17 @@ fn q(name: &str, sql: impl Into<String>) -> PlannedQuery {
     PlannedQuery { name: name.to_string(), sql: sql.into() }
 }
 
+/// The orphan sweeps: (side table, SQL). Each walks its side table (that is their job) and
+/// may only probe the jobs and the archive by id.
+pub fn orphan_sweeps() -> Vec<PlannedQuery> {
+    let mut out: Vec<PlannedQuery> = crate::orphans::SWEEPS.iter().map(|(t, sql, _)| q(t, *sql)).collect();
+    out.push(q("job_deps", crate::orphans::DANGLING_EDGES));
+    out
+}
+
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
-/// the ack lookup, the sweeps, the counters, the wake generation, and the workflow lookups and
-/// fair claim steps.
+/// the ack lookup, the sweeps, the counters, the wake generation, the workflow lookups and
+/// fair claim steps, and the row selections of the admin operations and removals.
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -57,7 +65,24 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("fair claim running of a group", crate::workflow_claim::GROUP_RUNNING),
         q("fair claim running with a group", crate::workflow_claim::GROUPED_RUNNING),
         q("fair claim cursor", crate::workflow_claim::READ_CURSOR),
+        q("admin clean of finished jobs", crate::admin::clean_finished_sql()),
+        q("admin clean of pending or suspended jobs", crate::admin::clean_created_sql()),
+        q("admin clean of waiting jobs", crate::admin::clean_waiting_sql()),
+        q("admin drain", crate::admin::drain_sql()),
+        q("admin retry of finished jobs", crate::admin::retry_sql()),
+        q("admin archived jobs of a queue", crate::admin::ARCHIVED_OF_QUEUE),
+        q("admin dead letters of a queue", crate::admin::DEAD_LETTERS_OF_QUEUE),
+        q("removal of a dead letter", crate::removal::DEAD_LETTER_OF_JOB),
+        q("removal dependents", crate::removal::DEPENDENTS),
+        q("running jobs by worker", crate::maintenance::RUNNING_BY_WORKER),
     ];
+    for (what, sql) in crate::admin::obliterate_sqls() {
+        out.push(q(&format!("admin obliterate of {what} jobs"), sql));
+    }
+    for sql in crate::removal::HISTORY {
+        let table = sql.split_whitespace().nth(2).unwrap_or("history");
+        out.push(q(&format!("removal of {table} rows"), sql));
+    }
     let filters = [
         ("", JobFilter::default()),
         (" by status", JobFilter { status: Some(JobStatus::Completed), ..Default::default() }),

@@ -5,7 +5,9 @@
 //! id, the claim order (a partial index over claimable rows only), the listing order,
 //! running jobs by heartbeat (partial), terminal jobs by finish time (partial) and live unique
 //! keys (partial). The workflow indexes (stage, run, fair claim, grouped running jobs) are
-//! partial over rows with a run id or a group key, so plain jobs never pay for them. Counts
+//! partial over rows with a run id or a group key, so plain jobs never pay for them. The
+//! administration indexes (a queue's finished rows by status and finish time, its waiting rows
+//! by creation) are partial too: enqueues and claims of plain jobs never touch them. Counts
 //! live in `queue_counts`, maintained in the same transaction as every status change, so stats
 //! never scan jobs.
 
@@ -25,11 +27,16 @@ enum Step {
 }
 
 /// The migrations, in order: (version, step).
-const MIGRATIONS: &[(u32, Step)] =
-    &[(1, Step::Sql(V1)), (2, Step::Sql(V2)), (3, Step::Code(v3_claim_seq)), (4, Step::Code(v4_workflows))];
+const MIGRATIONS: &[(u32, Step)] = &[
+    (1, Step::Sql(V1)),
+    (2, Step::Sql(V2)),
+    (3, Step::Code(v3_claim_seq)),
+    (4, Step::Code(v4_workflows)),
+    (5, Step::Sql(V5)),
+];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 4;
+pub(crate) const LATEST: u32 = 5;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -361,6 +368,28 @@ fn v4_workflows(conn: &Connection) -> Result<()> {
     conn.execute_batch(V4_INDEXES).db()
 }
 
+/// Version 5: the indexes of queue administration (each `IF NOT EXISTS`, so the step can run
+/// twice). The two on `jobs` are partial over rows that are finished or waiting, so enqueues
+/// and claims of plain jobs never touch them; the others index tables written off the hot path
+/// (dead letters, the archive) or beside a completion (one metric row per finished attempt).
+///
+/// - `jobs_queue_finished`: a queue's finished rows of one status by finish time, for `clean`
+///   and `retry_jobs` (oldest first) and `obliterate`.
+/// - `jobs_queue_waiting`: a queue's waiting rows by creation, for `clean` and `obliterate`.
+/// - `archived_queue`: a queue's archived copies, for `obliterate`.
+/// - `dead_letters_job` and `dead_letters_queue`: a removed or retried job's dead letter, and
+///   a queue's, for `obliterate`.
+/// - `task_metrics_job`: a removed job's metric rows.
+const V5: &str = r#"
+CREATE INDEX IF NOT EXISTS jobs_queue_finished ON jobs(ns, queue, status, finished_at, id)
+    WHERE status IN (2, 3, 4, 5);
+CREATE INDEX IF NOT EXISTS jobs_queue_waiting ON jobs(ns, queue, created_at, id) WHERE status = 7;
+CREATE INDEX IF NOT EXISTS archived_queue ON archived_jobs(ns, queue);
+CREATE INDEX IF NOT EXISTS dead_letters_job ON dead_letters(original_job_id);
+CREATE INDEX IF NOT EXISTS dead_letters_queue ON dead_letters(ns, queue);
+CREATE INDEX IF NOT EXISTS task_metrics_job ON task_metrics(job_id);
+"#;
+
 fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
     conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
@@ -489,7 +518,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -509,7 +538,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -557,7 +586,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -575,7 +604,7 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();

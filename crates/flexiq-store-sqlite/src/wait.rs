@@ -20,7 +20,8 @@ pub(crate) const NEXT_PRIORITY: &str = "SELECT priority FROM jobs WHERE ns = ?1 
 pub(crate) const NEXT_RUN_AT: &str = "SELECT MIN(run_at) FROM jobs WHERE ns = ?1 AND queue = ?2
     AND status IN (0, 6) AND priority = ?3 AND run_at > ?4";
 
-fn wall_clock_ms() -> i64 {
+/// The wall clock (Unix ms), for writes whose request carries no `now`.
+pub(crate) fn wall_clock_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 

@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::apply::{fire, Extras};
 use crate::control::delete_job;
 use crate::error::SqlResultExt;
+use crate::removal::delete_history;
 use crate::row::{load_state, loaded_from_row, query_jobs, Loaded, JOB_COLS, STATE_COLS};
 use crate::writer::WriteCtx;
 use crate::{enqueue, workflow_claim, SqliteStore};
@@ -142,19 +143,14 @@ fn cancel_run(ctx: &mut WriteCtx<'_>, ns: &str, run: &str, now: i64) -> Result<u
     Ok(n)
 }
 
-/// Deletes the rows of the run's stages with their errors, logs and partials.
+/// Deletes the rows of the run's stages with their history (errors, logs, partials, metric
+/// rows). Their dead letters stay: retrying one inserts the stage anew.
 fn delete_stages(ctx: &mut WriteCtx<'_>, ns: &str, run: &str, stages: &[String]) -> Result<u64> {
     let mut n = 0;
     for stage in stages {
         let Some(st) = stage_state(ctx.conn, ns, run, stage)? else { continue };
-        let conn = ctx.conn;
-        conn.prepare_cached("DELETE FROM job_errors WHERE job_id = ?1").db()?.execute([&st.id]).db()?;
-        conn.prepare_cached("DELETE FROM task_logs WHERE job_id = ?1").db()?.execute([&st.id]).db()?;
+        delete_history(ctx.conn, &st.id)?;
         delete_job(ctx, ns, &st.id, &st.queue, st.status)?;
-        if st.status == JobStatus::Running {
-            // A running job gone frees its queue's concurrency and its group's fairness cap.
-            ctx.wake_work();
-        }
         n += 1;
     }
     Ok(n)
@@ -190,7 +186,9 @@ impl Workflows for SqliteStore {
             return Ok(0);
         }
         let (ns, DeleteStagesRequest { run_id, stage_ids }) = (self.ns(), req);
-        self.write(false, move |ctx| delete_stages(ctx, &ns, &run_id, &stage_ids)).await
+        // Queued with `needs_counts` so the batch's metric rows are written before the stages'
+        // rows go (and with them their metric rows).
+        self.write(true, move |ctx| delete_stages(ctx, &ns, &run_id, &stage_ids)).await
     }
 
     async fn jobs_of_run(&self, run_id: &str) -> Result<Vec<Job>> {

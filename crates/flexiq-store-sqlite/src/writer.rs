@@ -134,6 +134,19 @@ impl WriteCtx<'_> {
         Ok(stored + pending)
     }
 
+    /// Drops every counter of (namespace, queue): its stored rows and this operation's changes
+    /// to them not yet written. Only valid in an operation queued with `needs_counts`, so the
+    /// batch's earlier changes were written before it ran and none is left to bring a row back.
+    pub(crate) fn forget_queue_counts(&mut self, ns: &str, queue: &str) -> Result<()> {
+        self.op.deltas.retain(|((a, b, _), _)| !(a == ns && b == queue));
+        self.conn
+            .prepare_cached("DELETE FROM queue_counts WHERE ns = ?1 AND queue = ?2")
+            .db()?
+            .execute((ns, queue))
+            .db()?;
+        Ok(())
+    }
+
     /// Queues a `task_metrics` row; rows are written in bulk before the batch commits.
     pub(crate) fn record_metric(&mut self, row: MetricInsert) {
         self.op.metrics.push(row);

@@ -1,12 +1,17 @@
-//! `flexiq jobs list | show`: keyset pages of jobs and one job in detail.
+//! `flexiq jobs list | show | remove | remove-orphans`: keyset pages of jobs, one job in
+//! detail, and removing jobs with everything kept about them.
 //!
 //! Listing walks keyset pages only: the printed cursor goes back in as `--after`, so a walk
 //! is stable while jobs keep arriving. The cursor is opaque and bound to the filter; a
 //! garbage or foreign one is an invalid argument (exit 2), never a wrong page.
+//!
+//! `remove` takes the jobs a job waits on with it unless `--keep-children`, matching the
+//! runtime's default, and refuses (exit 4, nothing removed) while it or such a child runs.
 
 use clap::Subcommand;
 use flexiq::{JobFilter, JobStatus};
 use serde::Serialize;
+use serde_json::json;
 
 use crate::cli::GlobalArgs;
 use crate::commands::view::JobView;
@@ -40,6 +45,16 @@ pub enum JobsCmd {
         /// The job id.
         id: String,
     },
+    /// Remove a job with its history, and the jobs it waits on that no other job needs.
+    Remove {
+        /// The job id.
+        id: String,
+        /// Remove only this job, leaving the jobs it waits on.
+        #[arg(long)]
+        keep_children: bool,
+    },
+    /// Remove history rows and records that no job owns any more.
+    RemoveOrphans,
 }
 
 /// One page as printed with `--json`.
@@ -64,6 +79,23 @@ pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
             out.emit(&view, || print_page(&view))
         }
         JobsCmd::Show { id } => show(g, &id, out).await,
+        JobsCmd::Remove { id, keep_children } => {
+            let q = open(g, Open::Existing).await?;
+            let removed: Vec<String> =
+                q.remove(&id, !keep_children).await?.iter().map(|r| r.to_string()).collect();
+            out.emit(&json!({ "job_id": id, "removed": removed }), || {
+                removed.iter().for_each(|r| outln!("{r}"));
+                let children = removed.len().saturating_sub(1);
+                outln!("removed job {id} and {children} jobs it waited on");
+            })
+        }
+        JobsCmd::RemoveOrphans => {
+            let q = open(g, Open::Existing).await?;
+            let n = q.remove_orphans().await?;
+            out.emit(&json!({ "removed": n }), || {
+                outln!("removed {n} orphaned rows in namespace {}", q.namespace())
+            })
+        }
     }
 }
 

@@ -1,4 +1,8 @@
-//! `flexiq workers`: the worker processes registered in the store and their heartbeats.
+//! `flexiq workers`: the worker processes registered in the store, their heartbeats and the
+//! jobs each runs now.
+//!
+//! A worker's running jobs go one id per line in its row, so a hung worker's jobs can be
+//! copied straight into `flexiq requeue`.
 
 use crate::cli::GlobalArgs;
 use crate::connect::{open, Open};
@@ -14,7 +18,16 @@ pub async fn run(g: &GlobalArgs, out: Output) -> CliResult {
             outln!("no workers registered in namespace {}", q.namespace());
             return;
         }
-        let mut t = table(["id", "host", "pid", "queues", "concurrency", "started", "last heartbeat"]);
+        let mut t = table([
+            "id",
+            "host",
+            "pid",
+            "queues",
+            "concurrency",
+            "started",
+            "last heartbeat",
+            "running jobs",
+        ]);
         for w in &workers {
             let queues = if w.queues.is_empty() { "(all)".to_string() } else { w.queues.join(", ") };
             t.add_row(vec![
@@ -25,6 +38,7 @@ pub async fn run(g: &GlobalArgs, out: Output) -> CliResult {
                 w.concurrency.to_string(),
                 time(w.started_at),
                 time(w.heartbeat_at),
+                if w.current_jobs.is_empty() { "-".to_string() } else { w.current_jobs.join("\n") },
             ]);
         }
         outln!("{t}");

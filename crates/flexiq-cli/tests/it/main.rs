@@ -5,6 +5,7 @@
 //! through the CLI itself, and every command's human and `--json` output is checked, along
 //! with the exit code and one-line message of bad arguments.
 
+mod admin;
 mod demo;
 mod errors;
 mod fixture;

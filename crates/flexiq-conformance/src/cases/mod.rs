@@ -1,6 +1,9 @@
 //! Conformance cases, one module per area.
 
 pub mod ack;
+pub mod admin;
+pub mod admin_kit;
+pub mod admin_remove;
 pub mod admission;
 pub mod archive;
 pub mod cancel;

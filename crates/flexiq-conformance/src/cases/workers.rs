@@ -3,7 +3,7 @@
 use flexiq_core::store::PruneWorkersRequest;
 use flexiq_core::WorkerInfo;
 
-use crate::fixtures::{at, open};
+use crate::fixtures::{at, job, open, put, take};
 use crate::Harness;
 
 fn worker(id: &str, heartbeat_at: i64) -> WorkerInfo {
@@ -15,6 +15,7 @@ fn worker(id: &str, heartbeat_at: i64) -> WorkerInfo {
         pid: 4242,
         started_at: at(0),
         heartbeat_at,
+        current_jobs: Vec::new(),
     }
 }
 
@@ -58,4 +59,30 @@ pub async fn workers_prune_by_cutoff(h: &dyn Harness) {
     let left: Vec<_> = s.list_workers().await.unwrap().into_iter().map(|w| w.id).collect();
     assert_eq!(left, vec!["fresh"]);
     assert_eq!(s.prune_workers(PruneWorkersRequest { cutoff_ms: at(2_000) }).await.unwrap(), 0);
+}
+
+/// A listed worker names the jobs running under its id now: claimed ones appear, finished
+/// ones go, and a heartbeat's own list is ignored.
+pub async fn workers_list_current_jobs(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let mut said = worker("w1", at(10));
+    said.current_jobs = vec!["made-up".into()];
+    s.worker_heartbeat(&said).await.unwrap();
+    s.worker_heartbeat(&worker("idle", at(10))).await.unwrap();
+    assert!(s.list_workers().await.unwrap().iter().all(|w| w.current_jobs.is_empty()), "nothing runs yet");
+    put(&*s, job("t", ""), at(11)).await;
+    put(&*s, job("t", ""), at(11)).await;
+    let claimed = take(&*s, 2, at(12)).await;
+    let mut want: Vec<String> = claimed.iter().map(|c| c.job.id.to_string()).collect();
+    want.sort();
+    let listed = s.list_workers().await.unwrap();
+    let w1 = listed.iter().find(|w| w.id == "w1").expect("w1 listed");
+    let mut got = w1.current_jobs.clone();
+    got.sort();
+    assert_eq!(got, want, "the jobs w1 claimed");
+    assert!(listed.iter().find(|w| w.id == "idle").unwrap().current_jobs.is_empty());
+    crate::fixtures::complete(&*s, &claimed[0], None, at(13)).await;
+    let listed = s.list_workers().await.unwrap();
+    let w1 = listed.iter().find(|w| w.id == "w1").unwrap();
+    assert_eq!(w1.current_jobs, vec![claimed[1].job.id.to_string()], "a finished job is not current");
 }

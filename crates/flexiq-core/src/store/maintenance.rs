@@ -56,7 +56,7 @@ pub trait Maintenance: Send + Sync {
     async fn effective_retention(&self) -> Result<Option<EffectiveRetention>>;
     /// Registers or refreshes a worker.
     async fn worker_heartbeat(&self, info: &WorkerInfo) -> Result<()>;
-    /// Registered workers.
+    /// Registered workers, each with the ids of the jobs running under its id now.
     async fn list_workers(&self) -> Result<Vec<WorkerInfo>>;
     /// Removes workers whose heartbeat is before `cutoff_ms`.
     async fn prune_workers(&self, req: PruneWorkersRequest) -> Result<u64>;

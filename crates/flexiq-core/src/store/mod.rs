@@ -2,7 +2,7 @@
 //!
 //! One file per trait, and every store implements each trait in a file of the same name
 //! (`jobs.rs`, `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`,
-//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`). A method takes nothing, one typed value (a
+//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`, `admin.rs`). A method takes nothing, one typed value (a
 //! [`JobId`](crate::JobId), a queue, task or key name, a record), or one request struct named
 //! for it (`archive_terminal` takes [`ArchiveTerminalRequest`]) whose fields carry their units
 //! (`cutoff_ms`, `ttl_ms`) and the injected `now` (Unix ms, so tests control time). The rules
@@ -13,6 +13,7 @@
 //! handle's namespace except [`Settings`], which is deployment-wide. The conformance suite in
 //! `flexiq-conformance` pins down the semantics.
 
+mod admin;
 mod control;
 mod dead;
 mod history;
@@ -25,6 +26,10 @@ mod settings;
 mod validate;
 mod workflow;
 
+pub use admin::{
+    Admin, CleanRequest, DrainRequest, ObliterateRequest, RateLimitTtlRequest, RemoveJobRequest, Removed,
+    RetryJobsRequest,
+};
 pub use control::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
     SetRateLimitRequest,
@@ -66,6 +71,7 @@ pub trait Store:
     + Maintenance
     + Schema
     + Workflows
+    + Admin
 {
     /// The namespace this handle is scoped to.
     fn namespace(&self) -> &str;

@@ -1,5 +1,6 @@
 //! The `NativeQueue` class: opening and closing; its calls live in one file per module of
-//! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, wait, workflow).
+//! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, clean, wait,
+//! workflow).
 //!
 //! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
 //! SQLite alone, whose open is a local file and cheap enough to block on.
@@ -11,6 +12,7 @@
 //! fails with `CLOSED`.
 
 mod admin;
+mod clean;
 mod control;
 mod dead;
 mod jobs;

@@ -203,11 +203,14 @@ pub struct WorkerInfo {
     pub started_at: f64,
     /// Its last heartbeat (Unix ms).
     pub heartbeat_at: f64,
+    /// Ids of the jobs it is running now (running with its id stamped).
+    pub current_jobs: Vec<String>,
 }
 
 #[napi]
 impl NativeQueue {
-    /// Workers registered in the namespace with their last heartbeat.
+    /// Workers registered in the namespace with their last heartbeat and the jobs they run
+    /// now.
     #[napi]
     pub async fn list_workers(&self) -> Result<Vec<WorkerInfo>> {
         let q = self.queue()?;
@@ -223,6 +226,7 @@ impl NativeQueue {
                 pid: w.pid,
                 started_at: w.started_at as f64,
                 heartbeat_at: w.heartbeat_at as f64,
+                current_jobs: w.current_jobs,
             })
             .collect())
     }

@@ -3,7 +3,7 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
+``clean``, ``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
 works, and has an ``a``-prefixed async twin, made from it by
 :func:`flexiq._aio.async_twins`. Payloads and results go through the queue's serializer
 (JSON unless told otherwise).
@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Union, overload
 from . import _flexiq
 from ._aio import AsyncMixin, async_twins
 from ._queue.admin import AdminMixin, retention_dict
+from ._queue.clean import CleanMixin
 from ._queue.control import ControlMixin
 from ._queue.dead import DeadMixin
 from ._queue.jobs import JobsMixin
@@ -37,7 +38,16 @@ _DURABILITY = ("normal", "full")
 
 @async_twins(not_io=("task", "worker", "run_worker", "workflow_jobs"))
 class Queue(
-    JobsMixin, ListingMixin, ControlMixin, DeadMixin, StatsMixin, AdminMixin, WaitMixin, WorkflowMixin, AsyncMixin
+    JobsMixin,
+    ListingMixin,
+    ControlMixin,
+    DeadMixin,
+    StatsMixin,
+    AdminMixin,
+    CleanMixin,
+    WaitMixin,
+    WorkflowMixin,
+    AsyncMixin,
 ):
     """A durable job queue on SQLite (``db_path=``), PostgreSQL or Redis (``url=``).
 

@@ -1,6 +1,6 @@
 //! `NativeQueue`: the Python handle on a runtime [`flexiq_runtime::Queue`], with opening and
 //! closing. Its calls live beside it, one file per area with the runtime's `queue/` names
-//! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `wait`, `workflow`), so an
+//! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `clean`, `wait`, `workflow`), so an
 //! operation sits in the file of the same name on both sides. `workflow` also holds the handle
 //! class of the workflow view, `NativeWorkflowJobs`.
 //!
@@ -9,6 +9,7 @@
 //! `InvalidArgument` rather than an `OverflowError`); nothing here decides job semantics.
 
 mod admin;
+mod clean;
 mod control;
 mod dead;
 mod jobs;

@@ -96,7 +96,7 @@ impl NativeQueue {
         block_on(py, async move { q.count_pending_by_queue(&n).await })
     }
 
-    /// Registered workers and their heartbeats (Unix ms).
+    /// Registered workers, their heartbeats (Unix ms) and the ids of the jobs each runs now.
     fn list_workers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let q = self.inner.clone();
         let rows = block_on(py, async move { q.list_workers().await })?;
@@ -110,6 +110,7 @@ impl NativeQueue {
             d.set_item("pid", w.pid)?;
             d.set_item("started_at", w.started_at)?;
             d.set_item("heartbeat_at", w.heartbeat_at)?;
+            d.set_item("current_jobs", w.current_jobs.clone())?;
             out.append(d)?;
         }
         Ok(out)

@@ -10,6 +10,7 @@
 //! seconds; timestamps and windows out are Unix / plain milliseconds.
 
 mod admin;
+mod clean;
 mod control;
 mod dead;
 mod jobs;

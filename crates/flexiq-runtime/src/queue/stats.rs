@@ -91,7 +91,8 @@ impl Queue {
         Ok(self.store.count_pending(queue).await?)
     }
 
-    /// Workers registered in the namespace with their last heartbeat (Unix ms).
+    /// Workers registered in the namespace with their last heartbeat (Unix ms) and the ids of
+    /// the jobs each is running now (`current_jobs`).
     pub async fn list_workers(&self) -> Result<Vec<WorkerInfo>> {
         Ok(self.store.list_workers().await?)
     }

@@ -46,6 +46,7 @@ pub(crate) async fn run(shared: Arc<Shared>, shutdown: CancellationToken) -> Res
         pid: std::process::id(),
         started_at: now,
         heartbeat_at: now,
+        current_jobs: Vec::new(),
     };
     shared.queue.store().worker_heartbeat(&info).await?;
     tracing::info!(worker_id = %shared.worker_id, concurrency = cfg.concurrency, queues = ?cfg.queues, "worker started");

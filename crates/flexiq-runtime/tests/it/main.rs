@@ -6,6 +6,7 @@ mod common;
 mod connect;
 mod fence;
 mod queue_admin;
+mod queue_clean;
 mod queue_control;
 mod queue_dead;
 mod queue_jobs;

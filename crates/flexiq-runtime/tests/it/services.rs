@@ -144,6 +144,7 @@ async fn pruner_forgets_silent_workers() {
         pid: 1,
         started_at: at,
         heartbeat_at: at,
+        current_jobs: vec![],
     };
     q.store().worker_heartbeat(&info("old", q.now_ms())).await.unwrap();
     clock.advance(600_000);

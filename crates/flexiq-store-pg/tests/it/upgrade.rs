@@ -19,6 +19,7 @@ const FILES: &[(u32, &str)] = &[
     (5, include_str!("../../src/migrations/0005_job_counts.sql")),
     (6, include_str!("../../src/migrations/0006_workflow_stages.sql")),
     (7, include_str!("../../src/migrations/0007_dead_letter_stages.sql")),
+    (8, include_str!("../../src/migrations/0008_admin_indexes.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.

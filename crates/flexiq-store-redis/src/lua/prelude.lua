@@ -137,6 +137,107 @@ local function run_drop(id, run, stage)
   end
 end
 
+-- Byte order of two strings (Lua's `<` follows the server's collation locale).
+local function lt(a, b)
+  local n = math.min(#a, #b)
+  for k = 1, n do
+    local x, y = string.byte(a, k), string.byte(b, k)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- Fields a job rewritten as a fresh pending job loses: what belonged to its earlier attempts.
+local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr' }
+
+-- Rewrites job `id`, read as `o` (`load`), in place as a fresh pending job: `set` holds the
+-- fields to write and `del` the fields to remove, besides the claim sequence (kept: attempt 0
+-- would otherwise restart it) and the row version (moved, so a plan decided on the old row
+-- commits nothing and the old attempt's fence no longer matches). `n` is the new row as
+-- `reindex` reads it, its queue and creation time taken from `o`. Used by the workflow upsert
+-- and revival and by `admin.lua`'s retry.
+local function replace(id, o, set, del, n, now)
+  local key = B .. ':j:' .. id
+  local seq = redis.call('HMGET', key, 'cs', 'a')
+  set[#set + 1] = 'cs'
+  set[#set + 1] = seq[1] or seq[2] or '0'
+  set[#set + 1] = 'v'
+  set[#set + 1] = string.format('%d', (tonumber(o.v) or 0) + 1)
+  redis.call('HSET', key, unpack(set))
+  redis.call('HDEL', key, unpack(del))
+  n.q, n.c = o.q, o.c
+  local m = pad(o.c) .. '|' .. id
+  if o.t ~= n.t then
+    -- `reindex` moves status indexes within one task: move this job's task first.
+    redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
+    redis.call('ZADD', B .. ':ix:t:' .. n.t, 0, m)
+    redis.call('ZREM', ix_st(o.st, o.t), m)
+    redis.call('ZADD', ix_st(o.st, n.t), 0, m)
+  end
+  if TERMINAL[o.st] then redis.call('ZREM', B .. ':fin', id) end
+  reindex(id, o, n, now)
+end
+
+-- Deletes job `id`, read as `o` (`load`, or the fields an orphan hash still has, any of them
+-- possibly nil), with everything keyed on it: ready / delayed placement, listing indexes, lease
+-- and finished sets, the unique key it holds, its edges in the dependency sets (as a dependent
+-- and its own set of dependents), errors, logs, partials, replays and its run's index. Its
+-- status counter moves unless `counted` is false (a hash no status index holds was never
+-- counted). Dependents' `d` fields and dead letters are the caller's (`admin.lua` settles
+-- them; a deleted workflow stage keeps its dead letter). Index writes go through `acc`: call
+-- `flush()` before the script returns.
+local function drop_job(id, o, counted)
+  local key = B .. ':j:' .. id
+  local f = redis.call('HMGET', key, 'd', 'wr', 'ws')
+  if o.c then
+    local m = pad(o.c) .. '|' .. id
+    if o.st then
+      acc('ZREM', B .. ':ix:s:' .. o.st, m)
+      if o.q then acc('ZREM', ix_sq(o.st, o.q), m) end
+      if o.t then acc('ZREM', ix_st(o.st, o.t), m) end
+    end
+    if o.q then acc('ZREM', B .. ':ix:q:' .. o.q, m) end
+    if o.t then acc('ZREM', B .. ':ix:t:' .. o.t, m) end
+  end
+  if o.q then
+    if o.st == nil or CLAIMABLE[o.st] then
+      if o.r then acc('ZREM', B .. ':rd:' .. o.q, rmem(o.r, id)) end
+      acc('ZREM', B .. ':dy:' .. o.q, id)
+    end
+    if counted and o.st then delta(B .. ':cnt:' .. o.q, o.st, -1) end
+  end
+  acc('ZREM', B .. ':hb', id)
+  acc('ZREM', B .. ':fin', id)
+  acc('ZREM', B .. ':errix', id)
+  acc('ZREM', B .. ':logix', id)
+  if o.u and redis.call('HGET', B .. ':uniq', o.u) == id then
+    redis.call('HDEL', B .. ':uniq', o.u)
+  end
+  if f[1] then
+    for dep in string.gmatch(f[1], '[^,]+') do
+      redis.call('SREM', B .. ':dep:' .. dep, id)
+    end
+  end
+  redis.call('DEL', key, B .. ':part:' .. id, B .. ':err:' .. id, B .. ':log:' .. id,
+    B .. ':dep:' .. id, B .. ':rp:' .. id)
+  run_drop(id, f[2], f[3])
+end
+
+-- Removes dead-letter entry `dead_id` and its listing members; false when it is unknown.
+local function drop_dead(dead_id)
+  if redis.call('HEXISTS', B .. ':dlq', dead_id) == 0 then return false end
+  local m = redis.call('HGET', B .. ':dlqm', dead_id)
+  local t = redis.call('HGET', B .. ':dlqt', dead_id)
+  redis.call('HDEL', B .. ':dlq', dead_id)
+  redis.call('HDEL', B .. ':dlqt', dead_id)
+  redis.call('HDEL', B .. ':dlqm', dead_id)
+  if m then
+    redis.call('ZREM', B .. ':dlix', m)
+    if t then redis.call('ZREM', B .. ':dlt:' .. t, m) end
+  end
+  return true
+end
+
 -- Leaves wake-up tokens for blocked claimers: one per newly claimable job, at most 64 per
 -- script. A token's member is the last three hex digits of its job's id (random in a UUIDv7),
 -- so the marker set stays bounded at 4,096 members without a trim or a counter, and a token not

@@ -26,6 +26,17 @@ local function promote(q, now)
   end
 end
 
+-- Queue `q`'s token bucket for a limit of `count` claims per `per` ms, refilled up to `now`
+-- (a queue without a stored bucket starts full): `tokens` (fractional), `ts` and `used` (none
+-- yet), as `save_buckets` writes it back. The one limiter arithmetic: claims and
+-- `admin.lua`'s wait until the next claim both read it.
+local function refill(q, count, per, now)
+  local bk = redis.call('HMGET', B .. ':rb:' .. q, 'tk', 'ts')
+  local tokens, ts = tonumber(bk[1] or count), tonumber(bk[2] or now)
+  tokens = math.min(count, tokens + math.max(now - ts, 0) * count / per)
+  return { tokens = tokens, ts = math.max(ts, now), used = 0 }
+end
+
 -- How many jobs queue `q` may start now, at most `limit`: its concurrency cap less its running
 -- jobs, and the whole tokens of its rate bucket, refilled up to `now` and kept in `buckets` for
 -- `save_buckets`.
@@ -37,12 +48,9 @@ local function allowance(q, limit, now, buckets)
     allow = math.min(allow, tonumber(cfg[1]) - running)
   end
   if cfg[2] and allow > 0 then
-    local count, per = tonumber(cfg[2]), tonumber(cfg[3])
-    local bk = redis.call('HMGET', B .. ':rb:' .. q, 'tk', 'ts')
-    local tokens, ts = tonumber(bk[1] or count), tonumber(bk[2] or now)
-    tokens = math.min(count, tokens + math.max(now - ts, 0) * count / per)
-    buckets[q] = { tokens = tokens, ts = math.max(ts, now), used = 0 }
-    allow = math.min(allow, math.floor(tokens))
+    local bucket = refill(q, tonumber(cfg[2]), tonumber(cfg[3]), now)
+    buckets[q] = bucket
+    allow = math.min(allow, math.floor(bucket.tokens))
   end
   return allow
 end

@@ -1,48 +1,10 @@
 -- Workflow stages: the upsert by (run, stage), the fair claim, the revival of a dead stage and
 -- the deletion of stages, each one atomic step. ARGV[1] names the operation. The per-run index
 -- (`run_add` / `run_drop` in the prelude) finds a pair's job; the claim step is `take.lua`'s,
--- so a fair-claimed job is written exactly as `claim.lua` writes one.
+-- so a fair-claimed job is written exactly as `claim.lua` writes one; a replaced or revived row
+-- is rewritten by the prelude's `replace` and a deleted one removed by its `drop_job`.
 local op = ARGV[1]
 local PENDING = tostring(ST.pending)
--- Fields a replaced row loses: what belonged to its earlier attempts.
-local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr' }
-
--- Byte order of two strings (Lua's `<` follows the server's collation locale).
-local function lt(a, b)
-  local n = math.min(#a, #b)
-  for k = 1, n do
-    local x, y = string.byte(a, k), string.byte(b, k)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
-
--- Rewrites job `id`, read as `o` (`load`), in place as a fresh pending job: `set` holds the
--- fields to write and `del` the fields to remove, besides the claim sequence (kept: attempt 0
--- would otherwise restart it) and the row version (moved, so a plan decided on the old row
--- commits nothing and the old attempt's fence no longer matches). `n` is the new row as
--- `reindex` reads it, its queue and creation time taken from `o`.
-local function replace(id, o, set, del, n, now)
-  local key = B .. ':j:' .. id
-  local seq = redis.call('HMGET', key, 'cs', 'a')
-  set[#set + 1] = 'cs'
-  set[#set + 1] = seq[1] or seq[2] or '0'
-  set[#set + 1] = 'v'
-  set[#set + 1] = string.format('%d', (tonumber(o.v) or 0) + 1)
-  redis.call('HSET', key, unpack(set))
-  redis.call('HDEL', key, unpack(del))
-  n.q, n.c = o.q, o.c
-  local m = pad(o.c) .. '|' .. id
-  if o.t ~= n.t then
-    -- `reindex` moves status indexes within one task: move this job's task first.
-    redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
-    redis.call('ZADD', B .. ':ix:t:' .. n.t, 0, m)
-    redis.call('ZREM', ix_st(o.st, o.t), m)
-    redis.call('ZADD', ix_st(o.st, n.t), 0, m)
-  end
-  if TERMINAL[o.st] then redis.call('ZREM', B .. ':fin', id) end
-  reindex(id, o, n, now)
-end
 
 if op == 'upsert' then
   -- Inserts each stage, or replaces the job its (run, stage) pair already has in place: same
@@ -362,15 +324,7 @@ elseif op == 'revive' then
   end
   local n = { st = ST.pending, t = o.t, r = now, pr = o.pr }
   replace(id, o, { 'st', PENDING, 'a', '0', 'r', at }, { unpack(CLEARED) }, n, now)
-  local dm = redis.call('HGET', B .. ':dlqm', dead_id)
-  local dt = redis.call('HGET', B .. ':dlqt', dead_id)
-  redis.call('HDEL', B .. ':dlq', dead_id)
-  redis.call('HDEL', B .. ':dlqt', dead_id)
-  redis.call('HDEL', B .. ':dlqm', dead_id)
-  if dm then
-    redis.call('ZREM', B .. ':dlix', dm)
-    if dt then redis.call('ZREM', B .. ':dlt:' .. dt, dm) end
-  end
+  drop_dead(dead_id)
   flush()
   wake(now)
   return id
@@ -385,40 +339,15 @@ elseif op == 'delete' then
     local stage = ARGV[k]
     local id = redis.call('HGET', B .. ':wfs:' .. run, stage)
     if id then
-      local key = B .. ':j:' .. id
       local o = load(id)
       if o then
-        local d = redis.call('HGET', key, 'd')
-        local m = pad(o.c) .. '|' .. id
-        if CLAIMABLE[o.st] then
-          redis.call('ZREM', B .. ':rd:' .. o.q, rmem(o.r, id))
-          redis.call('ZREM', B .. ':dy:' .. o.q, id)
-        end
-        redis.call('ZREM', B .. ':ix:s:' .. o.st, m)
-        redis.call('ZREM', ix_sq(o.st, o.q), m)
-        redis.call('ZREM', ix_st(o.st, o.t), m)
-        redis.call('ZREM', B .. ':ix:q:' .. o.q, m)
-        redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
-        redis.call('HINCRBY', B .. ':cnt:' .. o.q, o.st, -1)
-        redis.call('ZREM', B .. ':hb', id)
-        redis.call('ZREM', B .. ':fin', id)
-        if o.u and redis.call('HGET', B .. ':uniq', o.u) == id then
-          redis.call('HDEL', B .. ':uniq', o.u)
-        end
-        if d then
-          for dep in string.gmatch(d, '[^,]+') do
-            redis.call('SREM', B .. ':dep:' .. dep, id)
-          end
-        end
-        redis.call('DEL', key, B .. ':part:' .. id, B .. ':err:' .. id, B .. ':log:' .. id,
-          B .. ':dep:' .. id, B .. ':rp:' .. id)
-        redis.call('ZREM', B .. ':errix', id)
-        redis.call('ZREM', B .. ':logix', id)
+        drop_job(id, o, true)
         gone = gone + 1
       end
       run_drop(id, run, stage)
     end
   end
+  flush()
   return gone
 end
 return redis.error_reply('FLEXIQ_INVALID unknown operation ' .. op)

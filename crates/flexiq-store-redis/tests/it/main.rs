@@ -5,6 +5,7 @@
 #[allow(dead_code, unreachable_pub)]
 mod harness;
 
+mod admin;
 mod combined;
 mod entry;
 mod legacy;

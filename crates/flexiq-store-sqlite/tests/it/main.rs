@@ -1,12 +1,15 @@
 //! Integration tests of the SQLite store: two processes on one file, durability, migrations
 //! (old files upgraded, workflow stages included), the self-contained file a close leaves, a
 //! batch fair claim against single claims in a row, and the query plans of the hot, listing and
-//! workflow queries.
+//! workflow queries, and the admin operations on the file itself (orphans planted with raw SQL,
+//! archived copies, the schema version 5 upgrade).
 
+mod admin;
 mod close;
 mod fair_batch;
 mod fences;
 mod migrate;
+mod migrate_admin;
 mod migrate_workflow;
 mod open;
 mod plans;

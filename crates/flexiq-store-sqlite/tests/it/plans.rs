@@ -1,8 +1,9 @@
-//! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup, the sweeps and
-//! the workflow lookups and fair claim steps: index seeks only, no full table scans, no
-//! temporary b-trees for ordering.
+//! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup, the sweeps,
+//! the workflow lookups and fair claim steps and the admin selections: index seeks only, no full
+//! table scans, no temporary b-trees for ordering. The orphan sweeps walk their own side table
+//! and nothing else.
 
-use flexiq_store_sqlite::query_plans::planned_queries;
+use flexiq_store_sqlite::query_plans::{orphan_sweeps, planned_queries};
 use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
 fn plan(conn: &rusqlite::Connection, sql: &str) -> Vec<String> {
@@ -79,5 +80,67 @@ fn workflow_lookups_and_fair_claim_steps_seek_their_indexes() {
         let q = queries.iter().find(|q| q.name == name).unwrap_or_else(|| panic!("no planned query {name}"));
         let lines = plan(&conn, &q.sql);
         assert!(lines.iter().any(|l| l.starts_with("SEARCH") && l.contains(index)), "{name}: {lines:?}");
+    }
+}
+
+fn fresh_file(name: &str) -> (tempfile::TempDir, rusqlite::Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    drop(SqliteStore::open(&path, SqliteOptions::default()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    (dir, conn)
+}
+
+#[test]
+fn admin_selections_and_removals_seek_their_indexes() {
+    let (_dir, conn) = fresh_file("admin.db");
+    let expect = [
+        (
+            "admin clean of finished jobs",
+            "jobs_queue_finished (ns=? AND queue=? AND status=? AND finished_at<?)",
+        ),
+        ("admin clean of pending or suspended jobs", "jobs_created (ns=? AND created_at<?)"),
+        ("admin clean of waiting jobs", "jobs_queue_waiting (ns=? AND queue=? AND created_at<?)"),
+        ("admin drain", "jobs_claim (ns=? AND queue=?)"),
+        ("admin retry of finished jobs", "jobs_queue_finished (ns=? AND queue=? AND status=?)"),
+        ("admin obliterate of claimable jobs", "jobs_claim (ns=? AND queue=?)"),
+        ("admin obliterate of waiting jobs", "jobs_queue_waiting (ns=? AND queue=?)"),
+        ("admin obliterate of finished jobs", "jobs_queue_finished (ns=? AND queue=? AND status=?)"),
+        ("admin obliterate of running jobs", "jobs_running (ns=?)"),
+        ("admin archived jobs of a queue", "archived_queue (ns=? AND queue=?)"),
+        ("admin dead letters of a queue", "dead_letters_queue (ns=? AND queue=?)"),
+        ("removal of a dead letter", "dead_letters_job (original_job_id=?)"),
+        ("removal dependents", "job_deps_dep (dep_id=?)"),
+        ("removal of job_errors rows", "job_errors_job (job_id=?)"),
+        ("removal of task_logs rows", "task_logs_job (job_id=?)"),
+        ("removal of task_metrics rows", "task_metrics_job (job_id=?)"),
+        ("removal of replays rows", "replays_original (original_job_id=?)"),
+        ("running jobs by worker", "jobs_running (ns=?)"),
+    ];
+    let queries = planned_queries();
+    for (name, index) in expect {
+        let q = queries.iter().find(|q| q.name == name).unwrap_or_else(|| panic!("no planned query {name}"));
+        let lines = plan(&conn, &q.sql);
+        assert!(lines.iter().any(|l| l.starts_with("SEARCH") && l.contains(index)), "{name}: {lines:?}");
+    }
+}
+
+#[test]
+fn orphan_sweeps_walk_their_side_table_and_probe_jobs_by_id() {
+    let (_dir, conn) = fresh_file("orphans.db");
+    let sweeps = orphan_sweeps();
+    assert_eq!(sweeps.len(), 7, "errors, logs, metrics, replays, partials and both sides of the edges");
+    for q in &sweeps {
+        let lines = plan(&conn, &q.sql);
+        let steps: Vec<&String> = lines.iter().filter(|l| !l.starts_with("CORRELATED")).collect();
+        let (walks, probes): (Vec<&String>, Vec<&String>) =
+            steps.into_iter().partition(|l| l.contains(&q.name));
+        assert_eq!(walks.len(), 1, "{}: walks its side table once: {lines:?}", q.name);
+        for probe in &probes {
+            let by_id = probe.contains("jobs_id (id=?)") || probe.contains("archived_id (id=?)");
+            assert!(probe.starts_with("SEARCH") && by_id, "{}: {probe} in {lines:?}", q.name);
+        }
+        assert!(probes.len() >= 2, "{}: probes both the jobs and the archive: {lines:?}", q.name);
+        assert!(!lines.iter().any(|l| l.contains("TEMP B-TREE")), "{}: {lines:?}", q.name);
     }
 }

@@ -52,5 +52,6 @@ class StatsMixin(QueueBase):
         return self._native.count_pending_by_queue(queue_name)
 
     def list_workers(self) -> List[Dict[str, Any]]:
-        """Registered worker processes with their heartbeats (Unix ms)."""
+        """Registered worker processes: id, queues, concurrency, host, pid, ``started_at`` and
+        ``heartbeat_at`` (Unix ms), and ``current_jobs``, the ids of the jobs each runs now."""
         return self._native.list_workers()

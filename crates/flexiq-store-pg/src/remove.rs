@@ -1,0 +1,185 @@
+//! Removing jobs with everything kept about them: the one path every removal takes (`clean`,
+//! `drain`, `obliterate` and `remove_job` in `admin.rs`, `delete_stages` in `workflow.rs`), so
+//! no caller can forget a side table and no half-removed job is ever visible.
+//!
+//! The caller locks the rows in its transaction (in id order, `FOR UPDATE`, as acks lock
+//! them); [`PgStore::remove_locked`] then, in the same transaction:
+//!
+//! - frees the dependents ([`PgStore::unlink_dependents`]): every job outside the removal that
+//!   named a removed job drops the edge and its `depends_on` entry, and a waiting one is
+//!   decided again by `flexiq_core::start::starting` over what it still depends on, exactly as
+//!   if the removed job had never been a dependency (all met: pending; one failed: cancelled by
+//!   the state machine, whose cascade then runs as for any cancel);
+//! - deletes the history (errors, logs, partials, replay records of the job, its dead-letter
+//!   entry, its metric rows) and the rows, in one statement. The count triggers of migration 5
+//!   take the rows off the per-(queue, status) counts in that statement, and unique-key and
+//!   workflow (run, stage) holds are index entries of the row, so they go with it.
+//!
+//! A running job's row can go too (`obliterate` with force, `delete_stages`): its worker's
+//! late ack finds no row and is `Superseded`.
+
+use flexiq_core::start::{starting, Starting};
+use flexiq_core::transition::{transition, Event};
+use flexiq_core::{JobStatus, Result};
+use uuid::Uuid;
+
+use crate::apply::{Change, Effects};
+use crate::db::Conn;
+use crate::row::{loaded, state_cols, status, Loaded};
+use crate::store::PgStore;
+
+/// Which table the removed rows live in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rows {
+    /// Live jobs.
+    Live,
+    /// Archived copies (finished jobs that archival moved out of `jobs`).
+    Archived,
+}
+
+impl Rows {
+    fn table(self) -> &'static str {
+        match self {
+            Rows::Live => "jobs",
+            Rows::Archived => "archived_jobs",
+        }
+    }
+}
+
+/// Deletes rows `$1` of namespace `$2` from `table` with their history; returns each removed
+/// row's id and status. Metric rows are found by the (namespace, queue, job) they name.
+pub(crate) fn remove_sql(table: &str) -> String {
+    format!(
+        "WITH e AS (DELETE FROM {{S}}.job_errors WHERE job_id = ANY($1)), \
+         l AS (DELETE FROM {{S}}.task_logs WHERE job_id = ANY($1)), \
+         p AS (DELETE FROM {{S}}.job_partials WHERE job_id = ANY($1)), \
+         r AS (DELETE FROM {{S}}.replays WHERE original_job_id = ANY($1)), \
+         d AS (DELETE FROM {{S}}.dead_letters WHERE original_job_id = ANY($1)), \
+         j AS (DELETE FROM {{S}}.{table} WHERE id = ANY($1) AND namespace = $2 RETURNING id, queue, status), \
+         m AS (DELETE FROM {{S}}.task_metrics t USING j WHERE t.namespace = $2 AND t.queue = j.queue AND t.job_id = j.id) \
+         SELECT id, status FROM j"
+    )
+}
+
+/// Locks, in id order, the jobs outside `$1` that depend on one of `$1`.
+const LOCK_DEPENDENTS: &str = "SELECT {cols} FROM {S}.jobs j \
+    WHERE j.id IN (SELECT job_id FROM {S}.job_deps WHERE depends_on = ANY($1)) AND j.id <> ALL($1) \
+    ORDER BY j.id FOR UPDATE OF j";
+
+/// Every edge to or from one of `$1`.
+const DELETE_EDGES: &str = "DELETE FROM {S}.job_deps WHERE depends_on = ANY($1) OR job_id = ANY($1)";
+
+/// Drops `$1` from the `depends_on` lists of jobs `$2`, keeping the order of the rest.
+const DROP_FROM_LISTS: &str = "UPDATE {S}.jobs j SET depends_on = ARRAY( \
+      SELECT x FROM unnest(j.depends_on) WITH ORDINALITY AS t(x, o) WHERE x <> ALL($1) ORDER BY o) \
+    WHERE j.id = ANY($2)";
+
+/// The dependencies jobs `$1` still have, in their order, with their statuses. A dependency
+/// whose row is gone (archived or purged, so finished) has no say, as in the release cascade.
+const REMAINING: &str = "SELECT j.id, array_agg(d.id ORDER BY t.o), array_agg(d.status ORDER BY t.o) \
+    FROM {S}.jobs j CROSS JOIN LATERAL unnest(j.depends_on) WITH ORDINALITY AS t(x, o) \
+    JOIN {S}.jobs d ON d.id = t.x WHERE j.id = ANY($1) GROUP BY j.id";
+
+/// What dropping the edges to some jobs changes: the edges deleted and the dependents' decided
+/// transitions, written by [`PgStore::write_freed`].
+pub(crate) struct Unlinked {
+    pub(crate) edges: u64,
+    pub(crate) changes: Vec<Change>,
+}
+
+impl PgStore {
+    /// Removes the locked rows `ids` of `rows` (of this namespace) with their history and frees
+    /// their dependents, inside the open transaction; returns the ids of the removed rows.
+    pub(crate) async fn remove_locked(
+        &self,
+        c: &Conn,
+        rows: Rows,
+        ids: &[Uuid],
+        now: i64,
+        fx: &mut Effects,
+    ) -> Result<Vec<Uuid>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ns: &str = &self.ns;
+        let freed = self.unlink_dependents(c, ids, now).await?;
+        let gone = c.rows("remove jobs", &self.sql(&remove_sql(rows.table())), &[&ids, &ns]).await?;
+        let mut removed = Vec::with_capacity(gone.len());
+        for r in &gone {
+            removed.push(r.get::<_, Uuid>(0));
+            // A removed running job frees a slot of its queue's concurrency cap.
+            fx.work |= status(r.get(1))? == JobStatus::Running;
+        }
+        fx.jobs.extend(&removed);
+        self.write_freed(c, freed.changes, now, fx).await?;
+        Ok(removed)
+    }
+
+    /// Drops every edge to or from `gone` and the entries naming them in their dependents'
+    /// `depends_on`, and decides again each waiting dependent from what it still depends on.
+    /// The dependents are locked; the decisions are written by [`PgStore::write_freed`], after
+    /// the caller has removed the rows of `gone`.
+    pub(crate) async fn unlink_dependents(&self, c: &Conn, gone: &[Uuid], now: i64) -> Result<Unlinked> {
+        let what = "free dependents";
+        let lock = self.sql(&LOCK_DEPENDENTS.replace("{cols}", &state_cols("j")));
+        let dependents: Vec<Loaded> =
+            c.rows(what, &lock, &[&gone]).await?.iter().map(|r| loaded(r, 0)).collect::<Result<_>>()?;
+        let edges = c.exec(what, &self.sql(DELETE_EDGES), &[&gone]).await?;
+        if dependents.is_empty() {
+            return Ok(Unlinked { edges, changes: Vec::new() });
+        }
+        let all: Vec<Uuid> = dependents.iter().map(|l| l.id).collect();
+        c.exec(what, &self.sql(DROP_FROM_LISTS), &[&gone, &all]).await?;
+        let waiting: Vec<Loaded> =
+            dependents.into_iter().filter(|l| l.state.status == JobStatus::Waiting).collect();
+        if waiting.is_empty() {
+            return Ok(Unlinked { edges, changes: Vec::new() });
+        }
+        let ids: Vec<Uuid> = waiting.iter().map(|l| l.id).collect();
+        let mut left: std::collections::HashMap<Uuid, (Vec<Uuid>, Vec<i16>)> = c
+            .rows(what, &self.sql(REMAINING), &[&ids])
+            .await?
+            .iter()
+            .map(|r| (r.get(0), (r.get(1), r.get(2))))
+            .collect();
+        let mut changes = Vec::new();
+        for l in waiting {
+            let (deps, codes) = left.remove(&l.id).unwrap_or_default();
+            let statuses = codes.into_iter().map(status).collect::<Result<Vec<_>>>()?;
+            let event = match starting(statuses) {
+                Starting::Ready => Event::DependenciesMet,
+                Starting::Waiting => continue,
+                failed @ Starting::DependencyFailed { .. } => {
+                    let names: Vec<String> = deps.iter().map(|d| d.hyphenated().to_string()).collect();
+                    match failed.follow_up(&names) {
+                        Some(ev) => ev,
+                        None => continue,
+                    }
+                }
+            };
+            let next = transition(&l.state, &event, now).map_err(|r| r.into_error(&l.state.id))?;
+            changes.push(Change::new(l, next));
+        }
+        Ok(Unlinked { edges, changes })
+    }
+
+    /// Writes the dependents' transitions decided by [`PgStore::unlink_dependents`], with the
+    /// cascade a cancelled one starts, inside the open transaction.
+    pub(crate) async fn write_freed(
+        &self,
+        c: &Conn,
+        changes: Vec<Change>,
+        now: i64,
+        fx: &mut Effects,
+    ) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        fx.note(&changes);
+        self.write(c, &changes, now, false, false).await?;
+        if Self::needs_cascade(&changes) {
+            self.cascade(c, &changes, now, fx).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,490 @@
+-- Queue administration, each operation one atomic step: clean by status and age, drain,
+-- obliterate one page, sweep a queue's archived copies and dead letters, retry finished jobs in
+-- place, remove a job (with its children), the checks of `remove_orphans` and the wait until a
+-- rate-limited queue grants its next claim. ARGV[1] names the operation.
+--
+-- A removed job goes through the prelude's `drop_job` together with its dead-letter entry and
+-- metric rows; then its dependents outside the removal settle: each drops its edges to the
+-- removed jobs, and a waiting one starts as `flexiq_core::start::starting` folds the generated
+-- `DEP` verdicts of the dependencies it has left, as an enqueue does. All met, or none left: pending
+-- (`Event::DependenciesMet`). A failed one (the first in order): cancelled naming it
+-- (`Event::DependencyFailed`, whose cancellation reaches that job's own unstarted dependents,
+-- as a plan's cascade does). Else it keeps waiting. A dependency gone from both the live and
+-- the archived hashes counts as never having been one.
+local op = ARGV[1]
+local PENDING = tostring(ST.pending)
+-- Index writes are flushed every this many removed jobs, so a large removal keeps its
+-- accumulated argument lists bounded (the accumulator sends each in chunks as well).
+local FLUSH_EVERY = 1000
+-- Members read per step of a walk over a large index.
+local PAGE = 500
+-- The statuses `Event::DependencyFailed` cancels.
+local UNSTARTED = { [ST.pending] = true, [ST.waiting] = true, [ST.suspended] = true }
+
+local function bump(v) return string.format('%d', (tonumber(v) or 0) + 1) end
+
+local function copy(o)
+  local n = {}
+  for k, v in pairs(o) do n[k] = v end
+  return n
+end
+
+-- Removes the dead-letter entry dead job `id` of task `t` left when it died at `f`: one plan
+-- writes the job's finish time and the entry's failure time, so the entry is among the task's
+-- entries of that millisecond.
+local function drop_dead_of(id, t, f)
+  if not t or not f then return end
+  local at = pad(f)
+  local ms = redis.call('ZRANGE', B .. ':dlt:' .. t, '[' .. at .. '|', '(' .. at .. '}', 'BYLEX')
+  for _, m in ipairs(ms) do
+    local dead_id = string.sub(m, 18)
+    local json = redis.call('HGET', B .. ':dlq', dead_id)
+    if json and cjson.decode(json).original_job_id == id then drop_dead(dead_id) end
+  end
+end
+
+-- Removes the metric rows of job `id`, created at `c` and finished at `f` (nil while it may
+-- still run): each is recorded when an attempt ends, so they lie in that window of the metric
+-- set, and a job never claimed (`claimed` false) has none.
+local function drop_metrics(id, c, f, claimed)
+  if not claimed or not c then return end
+  local key = B .. ':metrics'
+  local needle = '"job_id":"' .. id .. '"'
+  local lo, hi = string.format('%d', c), f and string.format('%d', f) or '+inf'
+  local offset = 0
+  while true do
+    local ms = redis.call('ZRANGE', key, lo, hi, 'BYSCORE', 'LIMIT', offset, PAGE)
+    local kept = #ms
+    for _, m in ipairs(ms) do
+      if string.find(m, needle, 1, true) then
+        redis.call('ZREM', key, m)
+        kept = kept - 1
+      end
+    end
+    if #ms < PAGE then return end
+    offset = offset + kept
+  end
+end
+
+-- Whether the job behind hash `key` was ever claimed (a hash without a claim sequence counts
+-- its attempts, as `codec::claim_seq` reads it).
+local function was_claimed(key)
+  local v = redis.call('HMGET', key, 'cs', 'a')
+  return (tonumber(v[1] or v[2]) or 0) > 0
+end
+
+-- Cancels each `{ job, dependency }` of `work` that is unstarted, as `Event::DependencyFailed`
+-- writes it (cancelled, finished now, the dependency named in its error), and then its own
+-- dependents in turn.
+local function cancel_chain(work, now)
+  local at = string.format('%d', now)
+  local k = 1
+  while k <= #work do
+    local id, dep = work[k][1], work[k][2]
+    k = k + 1
+    local o = load(id)
+    if o and UNSTARTED[o.st] then
+      redis.call('HSET', B .. ':j:' .. id, 'st', tostring(ST.cancelled), 'f', at,
+        'e', 'dependency ' .. dep .. ' did not complete', 'v', bump(o.v))
+      local n = copy(o)
+      n.st, n.f = ST.cancelled, now
+      reindex(id, o, n, now)
+      for _, x in ipairs(redis.call('SMEMBERS', B .. ':dep:' .. id)) do work[#work + 1] = { x, id } end
+    end
+  end
+end
+
+-- Settles jobs `xs`, dependents of the removed jobs `gone` (a set), as the header describes.
+local function settle(xs, gone, now)
+  local failed = {}
+  for _, x in ipairs(xs) do
+    local o = load(x)
+    if o then
+      local key = B .. ':j:' .. x
+      local keep = {}
+      for dep in string.gmatch(redis.call('HGET', key, 'd') or '', '[^,]+') do
+        if not gone[dep] then keep[#keep + 1] = dep end
+      end
+      local set = { 'v', bump(o.v) }
+      if #keep > 0 then
+        set[#set + 1] = 'd'
+        set[#set + 1] = table.concat(keep, ',')
+      else
+        redis.call('HDEL', key, 'd')
+      end
+      local bad, open = nil, false
+      if o.st == ST.waiting then
+        for _, dep in ipairs(keep) do
+          local st = redis.call('HGET', B .. ':j:' .. dep, 'st') or redis.call('HGET', B .. ':a:' .. dep, 'st')
+          local class = st and DEP[tonumber(st)]
+          if class == 'f' then
+            bad = dep
+            break
+          elseif class == 'o' then
+            open = true
+          end
+        end
+        if not bad and not open then
+          set[#set + 1] = 'st'
+          set[#set + 1] = PENDING
+        end
+      end
+      redis.call('HSET', key, unpack(set))
+      if o.st == ST.waiting and not bad and not open then
+        local n = copy(o)
+        n.st = ST.pending
+        reindex(x, o, n, now)
+      elseif bad then
+        failed[#failed + 1] = { x, bad }
+      end
+    end
+  end
+  cancel_chain(failed, now)
+end
+
+-- Removes the live jobs `ids` with everything kept about them and settles their dependents;
+-- returns how many went.
+local function remove_jobs(ids, now)
+  local gone = {}
+  for _, id in ipairs(ids) do gone[id] = true end
+  local freed, seen = {}, {}
+  local n = 0
+  for _, id in ipairs(ids) do
+    local o = load(id)
+    if o then
+      for _, x in ipairs(redis.call('SMEMBERS', B .. ':dep:' .. id)) do
+        if not gone[x] and not seen[x] then
+          seen[x] = true
+          freed[#freed + 1] = x
+        end
+      end
+      if o.st == ST.dead then drop_dead_of(id, o.t, o.f) end
+      drop_metrics(id, o.c, TERMINAL[o.st] and o.f or nil, was_claimed(B .. ':j:' .. id))
+      drop_job(id, o, true)
+      n = n + 1
+      if n % FLUSH_EVERY == 0 then flush() end
+    end
+  end
+  settle(freed, gone, now)
+  flush()
+  wake(now)
+  return n
+end
+
+-- Deletes archived job `id` (listed in `B:aix` as member `m`) with its dead-letter entry,
+-- history and edges, settling the jobs that named it as a dependency.
+local function drop_archived(id, m, now)
+  local a = B .. ':a:' .. id
+  local f = redis.call('HMGET', a, 'st', 't', 'f', 'd', 'c')
+  if tonumber(f[1]) == ST.dead then drop_dead_of(id, f[2], tonumber(f[3])) end
+  drop_metrics(id, tonumber(f[5]), tonumber(f[3]), was_claimed(a))
+  for dep in string.gmatch(f[4] or '', '[^,]+') do
+    redis.call('SREM', B .. ':dep:' .. dep, id)
+  end
+  local freed = redis.call('SMEMBERS', B .. ':dep:' .. id)
+  redis.call('DEL', a, B .. ':part:' .. id, B .. ':err:' .. id, B .. ':log:' .. id,
+    B .. ':dep:' .. id, B .. ':rp:' .. id)
+  redis.call('ZREM', B .. ':aix', m)
+  redis.call('ZREM', B .. ':aat', id)
+  redis.call('ZREM', B .. ':errix', id)
+  redis.call('ZREM', B .. ':logix', id)
+  settle(freed, { [id] = true }, now)
+end
+
+-- Up to `limit` jobs of status `st` in queue `q` finished at or before `cutoff` (nil: at any
+-- time), oldest finished first (finish time, then id). Reads the smaller candidate set: the
+-- queue's jobs of that status (sorted here), or the namespace's jobs finished by then (the
+-- finished set, which Redis keeps in that order).
+local function oldest_finished(q, st, cutoff, limit)
+  local ix = ix_sq(st, q)
+  local hi = cutoff and string.format('%d', cutoff) or '+inf'
+  local out = {}
+  if redis.call('ZCARD', ix) <= redis.call('ZCOUNT', B .. ':fin', '-inf', hi) then
+    local found = {}
+    for _, m in ipairs(redis.call('ZRANGE', ix, 0, -1)) do
+      local id = string.sub(m, 18)
+      local f = tonumber(redis.call('HGET', B .. ':j:' .. id, 'f'))
+      if f and (not cutoff or f <= cutoff) then found[#found + 1] = { f = f, id = id } end
+    end
+    table.sort(found, function(a, b)
+      if a.f ~= b.f then return a.f < b.f end
+      return lt(a.id, b.id)
+    end)
+    for k = 1, math.min(limit, #found) do out[k] = found[k].id end
+    return out
+  end
+  local offset = 0
+  while #out < limit do
+    local ids = redis.call('ZRANGE', B .. ':fin', '-inf', hi, 'BYSCORE', 'LIMIT', offset, PAGE)
+    if #ids == 0 then break end
+    for _, id in ipairs(ids) do
+      local f = redis.call('HMGET', B .. ':j:' .. id, 'q', 'st')
+      if f[1] == q and tonumber(f[2]) == st and #out < limit then out[#out + 1] = id end
+    end
+    offset = offset + #ids
+  end
+  return out
+end
+
+-- Up to `limit` jobs of status `st` in queue `q` created at or before `cutoff`, oldest first:
+-- a prefix of the status + queue index, whose members sort by creation time, then id.
+local function oldest_created(q, st, cutoff, limit)
+  local out = {}
+  if cutoff < 0 then return out end
+  local ms = redis.call('ZRANGE', ix_sq(st, q), '-', '(' .. pad(cutoff + 1), 'BYLEX', 'LIMIT', 0, limit)
+  for k, m in ipairs(ms) do out[k] = string.sub(m, 18) end
+  return out
+end
+
+if op == 'clean' then
+  -- ARGV: op, queue, status code (not running), cutoff (Unix ms), limit, now. Returns the
+  -- removed ids, oldest first.
+  local q, st, cutoff = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+  local limit, now = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local ids
+  if TERMINAL[st] then
+    ids = oldest_finished(q, st, cutoff, limit)
+  else
+    ids = oldest_created(q, st, cutoff, limit)
+  end
+  remove_jobs(ids, now)
+  return ids
+elseif op == 'drain' then
+  -- ARGV: op, queue, include_delayed ('0' / '1'), now. Due pending jobs are in the ready set
+  -- (with suspended ones, and maybe some due only after `now`) and among the delayed set's
+  -- due ones; with delayed ones, every pending job of the queue. Returns how many went.
+  local q, now = ARGV[2], tonumber(ARGV[4])
+  local ids = {}
+  if ARGV[3] == '1' then
+    for _, m in ipairs(redis.call('ZRANGE', ix_sq(ST.pending, q), 0, -1)) do ids[#ids + 1] = string.sub(m, 18) end
+  else
+    local function pending(id)
+      if redis.call('HGET', B .. ':j:' .. id, 'st') == PENDING then ids[#ids + 1] = id end
+    end
+    for _, m in ipairs(redis.call('ZRANGE', B .. ':rd:' .. q, 0, -1)) do
+      if tonumber(string.sub(m, 1, 16)) <= now then pending(string.sub(m, 18)) end
+    end
+    for _, id in ipairs(redis.call('ZRANGE', B .. ':dy:' .. q, '-inf', now, 'BYSCORE')) do pending(id) end
+  end
+  return remove_jobs(ids, now)
+elseif op == 'obliterate' then
+  -- ARGV: op, queue, force ('0' / '1'), count, now. Removes the queue's oldest `count` jobs,
+  -- refusing a queue with running jobs without force; once none is left, its placement sets,
+  -- counts, controls, rate bucket and registry entries go too. Returns the jobs left.
+  local q, force, count, now = ARGV[2], ARGV[3] == '1', tonumber(ARGV[4]), tonumber(ARGV[5])
+  local running = tonumber(redis.call('HGET', B .. ':cnt:' .. q, ST.running) or '0')
+  if running > 0 and not force then
+    return redis.error_reply('FLEXIQ_CONFLICT queue ' .. q .. ' has ' .. running
+      .. ' running jobs: obliterate with force to remove them too')
+  end
+  local ixq = B .. ':ix:q:' .. q
+  local ids = {}
+  for _, m in ipairs(redis.call('ZRANGE', ixq, 0, count - 1)) do
+    local id = string.sub(m, 18)
+    if redis.call('EXISTS', B .. ':j:' .. id) == 1 then
+      ids[#ids + 1] = id
+    else
+      redis.call('ZREM', ixq, m)
+    end
+  end
+  remove_jobs(ids, now)
+  local left = redis.call('ZCARD', ixq)
+  if left == 0 then
+    local keys = { B .. ':rd:' .. q, B .. ':dy:' .. q, B .. ':cnt:' .. q, B .. ':qc:' .. q, B .. ':rb:' .. q }
+    for _, code in pairs(ST) do keys[#keys + 1] = ix_sq(code, q) end
+    redis.call('DEL', unpack(keys))
+    redis.call('SREM', B .. ':queues', q)
+    redis.call('SREM', B .. ':paused', q)
+    redis.call('ZREM', B .. ':wake', 'resume:' .. q)
+  end
+  return left
+elseif op == 'sweep' then
+  -- ARGV: op, queue, 'archived' or 'dead', the last member the previous step read ('' at
+  -- first), now. Removes the queue's archived copies or dead-letter entries among the next
+  -- PAGE members of their listing index. Returns { removed, member to continue after ('' when
+  -- the walk is done) }.
+  local q, kind, after, now = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+  local ix = B .. (kind == 'archived' and ':aix' or ':dlix')
+  local ms = redis.call('ZRANGE', ix, after == '' and '-' or '(' .. after, '+', 'BYLEX', 'LIMIT', 0, PAGE)
+  local n = 0
+  for _, m in ipairs(ms) do
+    local id = string.sub(m, 18)
+    if kind == 'archived' then
+      if redis.call('HGET', B .. ':a:' .. id, 'q') == q then
+        drop_archived(id, m, now)
+        n = n + 1
+      end
+    else
+      local json = redis.call('HGET', B .. ':dlq', id)
+      if json and cjson.decode(json).queue == q and drop_dead(id) then n = n + 1 end
+    end
+  end
+  flush()
+  wake(now)
+  return { n, #ms == PAGE and ms[#ms] or '' }
+elseif op == 'retry' then
+  -- ARGV: op, queue, status code (failed, dead or completed), count, now. Each job, oldest
+  -- finished first, is rewritten in place as a fresh pending job due now (the prelude's
+  -- `replace`: attempt 0, claim sequence kept); a dead one's entry goes. Returns how many.
+  local q, st, count, at = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+  local now = tonumber(at)
+  local ids = oldest_finished(q, st, nil, count)
+  for _, id in ipairs(ids) do
+    local o = load(id)
+    if o.st == ST.dead then drop_dead_of(id, o.t, o.f) end
+    local n = { st = ST.pending, t = o.t, r = now, pr = o.pr }
+    replace(id, o, { 'st', PENDING, 'a', '0', 'r', at }, { unpack(CLEARED) }, n, now)
+  end
+  flush()
+  wake(now)
+  return #ids
+elseif op == 'remove' then
+  -- ARGV: op, job id, remove_children ('0' / '1'), now. The removal set is the job and, with
+  -- children, transitively each live job it depends on whose live dependents are all in the
+  -- set (grown to a fixed point, so a child shared by two removed parents goes too). A running
+  -- job in the set refuses the whole removal. Returns the removed ids, the job first; none
+  -- for an unknown job.
+  local root, now = ARGV[2], tonumber(ARGV[4])
+  if not load(root) then return {} end
+  local set, order = { [root] = true }, { root }
+  if ARGV[3] == '1' then
+    local cands, seen = {}, {}
+    local function add_deps(id)
+      for dep in string.gmatch(redis.call('HGET', B .. ':j:' .. id, 'd') or '', '[^,]+') do
+        if not seen[dep] then
+          seen[dep] = true
+          cands[#cands + 1] = dep
+        end
+      end
+    end
+    add_deps(root)
+    local grew = true
+    while grew do
+      grew = false
+      for _, c in ipairs(cands) do
+        if not set[c] and redis.call('EXISTS', B .. ':j:' .. c) == 1 then
+          local owned = true
+          for _, x in ipairs(redis.call('SMEMBERS', B .. ':dep:' .. c)) do
+            if not set[x] and redis.call('EXISTS', B .. ':j:' .. x) == 1 then
+              owned = false
+              break
+            end
+          end
+          if owned then
+            set[c] = true
+            order[#order + 1] = c
+            add_deps(c)
+            grew = true
+          end
+        end
+      end
+    end
+  end
+  for _, id in ipairs(order) do
+    if tonumber(redis.call('HGET', B .. ':j:' .. id, 'st')) == ST.running then
+      return redis.error_reply('FLEXIQ_CONFLICT job ' .. id
+        .. ' is running: cancel it or let it finish before removing it')
+    end
+  end
+  remove_jobs(order, now)
+  return order
+elseif op == 'ttl' then
+  -- ARGV: op, queue, now. Milliseconds until the queue's bucket (`take.lua`'s `refill`, what a
+  -- claim reads) holds a whole token: 0 without a rate limit or with a token there now.
+  local q, now = ARGV[2], tonumber(ARGV[3])
+  local cfg = redis.call('HMGET', B .. ':qc:' .. q, 'rc', 'rp')
+  if not cfg[1] then return 0 end
+  local count, per = tonumber(cfg[1]), tonumber(cfg[2])
+  local bucket = refill(q, count, per, now)
+  if bucket.tokens >= 1 then return 0 end
+  -- The small slack keeps float noise in the refill from adding a millisecond.
+  return math.ceil((1 - bucket.tokens) * per / count - 1e-6)
+elseif op == 'orphan_jobs' then
+  -- ARGV: op, job id ... Deletes each job hash that none of the status indexes holds, with
+  -- whatever else names it (`drop_job`; its counters never counted it). Returns how many.
+  local n = 0
+  for k = 2, #ARGV do
+    local id = ARGV[k]
+    local v = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c', 'r', 'u')
+    local st = tonumber(v[1])
+    local held = false
+    if st and v[4] then
+      local m = pads(v[4]) .. '|' .. id
+      for _, code in pairs(ST) do
+        if redis.call('ZSCORE', B .. ':ix:s:' .. code, m) then
+          held = true
+          break
+        end
+      end
+    end
+    if not held and redis.call('EXISTS', B .. ':j:' .. id) == 1 then
+      drop_job(id, { st = st, q = v[2], t = v[3], c = tonumber(v[4]), r = tonumber(v[5]), u = v[6] }, false)
+      n = n + 1
+    end
+  end
+  flush()
+  return n
+elseif op == 'orphan_keys' then
+  -- ARGV: op, key suffix ... (`err:<id>`, `log:<id>`, `part:<id>`, `rp:<id>`, `dep:<id>`).
+  -- Deletes each per-job history key whose job is neither live nor archived. Returns how many.
+  local SIDE = { err = true, log = true, part = true, rp = true, dep = true }
+  local n = 0
+  for k = 2, #ARGV do
+    local kind, id = string.match(ARGV[k], '^(%a+):(.+)$')
+    if kind and SIDE[kind] and redis.call('EXISTS', B .. ':j:' .. id, B .. ':a:' .. id) == 0
+      and redis.call('DEL', B .. ':' .. ARGV[k]) == 1 then
+      n = n + 1
+      if kind == 'err' then redis.call('ZREM', B .. ':errix', id) end
+      if kind == 'log' then redis.call('ZREM', B .. ':logix', id) end
+    end
+  end
+  return n
+elseif op == 'orphan_index' then
+  -- ARGV: op, key suffix, scan cursor ('0' at first). Removes the next members of an index
+  -- whose job is gone: live-job indexes (listing `ix:*` and ready `rd:*` members are
+  -- `<16 digits>|<id>`; delayed, lease, finished and run members, stage and unique-key values
+  -- are ids) need the live hash, history indexes (`errix`, `logix`, `dep:<id>` sets) a live or
+  -- archived one. Returns { removed, next cursor ('0' when done) }.
+  local suffix, cursor = ARGV[2], ARGV[3]
+  local key = B .. ':' .. suffix
+  local head = string.match(suffix, '^[^:]+')
+  local padded = head == 'ix' or head == 'rd'
+  local history = suffix == 'errix' or suffix == 'logix' or head == 'dep'
+  local function gone(id)
+    if redis.call('EXISTS', B .. ':j:' .. id) == 1 then return false end
+    return not history or redis.call('EXISTS', B .. ':a:' .. id) == 0
+  end
+  local kind = redis.call('TYPE', key).ok
+  local n = 0
+  local r
+  if kind == 'zset' then
+    r = redis.call('ZSCAN', key, cursor, 'COUNT', PAGE)
+    for k = 1, #r[2], 2 do
+      local m = r[2][k]
+      if gone(padded and string.sub(m, 18) or m) then
+        redis.call('ZREM', key, m)
+        n = n + 1
+      end
+    end
+  elseif kind == 'hash' then
+    r = redis.call('HSCAN', key, cursor, 'COUNT', PAGE)
+    for k = 1, #r[2], 2 do
+      if gone(r[2][k + 1]) then
+        redis.call('HDEL', key, r[2][k])
+        n = n + 1
+      end
+    end
+  elseif kind == 'set' then
+    r = redis.call('SSCAN', key, cursor, 'COUNT', PAGE)
+    for _, id in ipairs(r[2]) do
+      if gone(id) then
+        redis.call('SREM', key, id)
+        n = n + 1
+      end
+    end
+  else
+    return { 0, '0' }
+  end
+  return { n, r[1] }
+end
+return redis.error_reply('FLEXIQ_INVALID unknown operation ' .. op)
