@@ -169,6 +169,9 @@ pub struct Job {
     /// Claims of this job so far. Unlike `attempt`, never given back by requeue, defer or
     /// suspend: it makes each claim's [`Fence`] unique.
     pub claim_seq: u64,
+    /// Times its lease lapsed and it was recovered (see [`crate::store::QueueConfig::stall_budget`]).
+    #[serde(default)]
+    pub stall_count: u32,
 }
 
 impl Job {

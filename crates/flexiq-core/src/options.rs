@@ -56,6 +56,10 @@ pub struct EnqueueOptions {
     pub workflow_stage_id: Option<String>,
     /// Workflow definition version.
     pub workflow_version: Option<String>,
+    /// Claim it ahead of the FIFO jobs of its priority, newest LIFO job first. Exclusive with
+    /// `delay_ms` and `run_at` (see [`crate::store::Reschedule`]).
+    #[serde(default)]
+    pub lifo: bool,
 }
 
 /// A validated job ready for a store's `enqueue`.
@@ -107,6 +111,14 @@ impl NewJob {
         }
         let queue = opts.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string());
         validate_name("queue name", &queue)?;
+        if let Some(p) = opts.priority {
+            crate::store::validate_priority(p)?;
+        }
+        if opts.lifo && (opts.delay_ms.is_some() || opts.run_at.is_some()) {
+            return Err(Error::invalid(format!(
+                "lifo job of task {task} cannot also have a delay or run_at"
+            )));
+        }
         let run_at = match (opts.delay_ms, opts.run_at) {
             (Some(_), Some(_)) => return Err(Error::invalid("give delay or run_at, not both")),
             (Some(d), None) => {
@@ -170,7 +182,7 @@ impl NewJob {
             task: task.to_string(),
             payload,
             priority: opts.priority.unwrap_or(0),
-            run_at,
+            run_at: if opts.lifo { crate::store::lifo_run_at(now_ms) } else { run_at },
             max_retries,
             backoff,
             timeout_ms: opts.timeout_ms,

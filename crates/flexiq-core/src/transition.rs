@@ -11,6 +11,8 @@ use crate::job::{Job, JobStatus};
 
 /// Error prefix stamped when a lost heartbeat releases a job.
 pub const LEASE_HEARTBEAT_LOST: &str = "LEASE_HEARTBEAT_LOST";
+/// Error prefix of a job failed for stalling more often than its queue's budget allows.
+pub const STALLED: &str = "STALLED";
 /// Error prefix stamped when an attempt outlives the absolute cap.
 pub const LEASE_ABSOLUTE_CAP: &str = "LEASE_ABSOLUTE_CAP";
 
@@ -29,6 +31,8 @@ pub struct JobState {
     pub started_at: Option<i64>,
     /// Claims so far (never given back).
     pub claim_seq: u64,
+    /// Lapsed leases so far.
+    pub stall_count: u32,
     /// Backoff policy.
     pub backoff: Backoff,
 }
@@ -45,6 +49,7 @@ impl JobState {
             max_retries: 0,
             started_at: None,
             claim_seq: u64::from(attempt),
+            stall_count: 0,
             backoff: Backoff::default(),
         }
     }
@@ -59,6 +64,7 @@ impl From<&Job> for JobState {
             max_retries: j.max_retries,
             started_at: j.started_at,
             claim_seq: j.claim_seq,
+            stall_count: j.stall_count,
             backoff: j.backoff,
         }
     }
@@ -99,8 +105,11 @@ pub enum Event {
         /// Why it was declined.
         reason: String,
     },
-    /// No heartbeat within the stale window.
-    HeartbeatLost,
+    /// No heartbeat within the stale window: the job stalled.
+    HeartbeatLost {
+        /// Stalls the job's queue lets it recover from ([`crate::store::QueueConfig::stall_budget`]).
+        max_stalled: u32,
+    },
     /// The attempt outlived the absolute cap.
     RunawayExpired,
     /// An operator forces a running job back to pending (retry budget preserved).
@@ -131,7 +140,7 @@ impl Event {
             Event::Fail { .. } => "fail",
             Event::Suspend { .. } => "suspend",
             Event::Defer { .. } => "defer",
-            Event::HeartbeatLost => "release stale lease",
+            Event::HeartbeatLost { .. } => "release stale lease",
             Event::RunawayExpired => "expire runaway attempt",
             Event::Requeue => "requeue",
             Event::Cancel => "cancel",
@@ -184,6 +193,8 @@ pub struct Next {
     pub clear_lease: bool,
     /// Clear the cooperative-cancel flag.
     pub clear_cancel_request: bool,
+    /// New stall count, set when a lapsed lease is recovered.
+    pub stall_count: Option<u32>,
 }
 
 impl Next {
@@ -203,6 +214,7 @@ impl Next {
             metric: None,
             clear_lease: false,
             clear_cancel_request: false,
+            stall_count: None,
         }
     }
 
@@ -299,18 +311,37 @@ pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Ref
             n.clear_lease = true;
             Ok(n)
         }
-        Event::HeartbeatLost => {
+        Event::HeartbeatLost { max_stalled } => {
             if state.status != JobStatus::Running {
                 return Err(illegal());
             }
-            let msg = format!(
-                "{LEASE_HEARTBEAT_LOST}: no heartbeat from the worker holding attempt {}",
-                state.attempt
-            );
-            let mut n = failed_attempt(state, msg, true, now, false);
-            if n.status == JobStatus::Pending {
+            let stalls = state.stall_count.saturating_add(1);
+            let mut n = if stalls > *max_stalled {
+                let msg = format!(
+                    "{STALLED}: job {} stalled {stalls} times, more than its queue's max_stalled_count of {max_stalled}",
+                    state.id
+                );
+                let mut n = Next::to(JobStatus::Dead, state.attempt);
+                n.finished_at = Some(now);
+                n.dead_letter = true;
+                n.cancel_dependents = true;
+                n.metric = Some(false);
+                n.last_error = Some(msg.clone());
+                n.error_record = Some(msg);
+                n
+            } else {
+                let msg = format!(
+                    "{LEASE_HEARTBEAT_LOST}: no heartbeat from the worker holding attempt {} (stall {stalls} of {max_stalled})",
+                    state.attempt
+                );
+                let mut n = Next::to(JobStatus::Pending, given_back);
                 n.run_at = Some(now);
-            }
+                n.last_error = Some(msg.clone());
+                n.error_record = Some(msg);
+                n
+            };
+            n.stall_count = Some(stalls);
+            n.clear_lease = true;
             Ok(n)
         }
         Event::RunawayExpired => {
@@ -403,6 +434,7 @@ mod tests {
             max_retries,
             started_at: Some(100),
             claim_seq: u64::from(attempt),
+            stall_count: 0,
             backoff: Backoff { base_ms: 10, max_ms: 100 },
         }
     }
@@ -517,12 +549,31 @@ mod tests {
 
     #[test]
     fn lease_tiers_stamp_their_prefixes() {
-        let n = transition(&running(1, 3), &Event::HeartbeatLost, 50).unwrap();
+        let n = transition(&running(1, 3), &Event::HeartbeatLost { max_stalled: 1 }, 50).unwrap();
         assert!(n.last_error.unwrap().starts_with(LEASE_HEARTBEAT_LOST));
         assert_eq!(n.run_at, Some(50));
         let n = transition(&running(4, 3), &Event::RunawayExpired, 50).unwrap();
         assert!(n.last_error.unwrap().starts_with(LEASE_ABSOLUTE_CAP));
         assert_eq!(n.status, JobStatus::Dead);
+    }
+
+    #[test]
+    fn stalls_give_the_attempt_back_until_the_budget_is_spent() {
+        let lost = Event::HeartbeatLost { max_stalled: 2 };
+        let mut s = running(3, 3);
+        for stall in 1..=2 {
+            let n = transition(&s, &lost, 50).unwrap();
+            assert_eq!((n.status, n.attempt, n.stall_count), (JobStatus::Pending, 2, Some(stall)));
+            assert!(!n.dead_letter && n.metric.is_none() && n.clear_lease);
+            s.stall_count = stall;
+        }
+        let n = transition(&s, &lost, 60).unwrap();
+        assert_eq!((n.status, n.stall_count, n.finished_at), (JobStatus::Dead, Some(3), Some(60)));
+        assert!(n.dead_letter && n.cancel_dependents);
+        let msg = n.last_error.unwrap();
+        assert!(msg.starts_with(STALLED) && msg.contains("j1") && msg.contains("of 2"), "{msg}");
+        let n = transition(&running(1, 3), &Event::HeartbeatLost { max_stalled: 0 }, 1).unwrap();
+        assert_eq!(n.status, JobStatus::Dead, "a budget of 0 fails the first stall");
     }
 
     #[test]
@@ -544,16 +595,16 @@ mod tests {
         #[test]
         fn terminal_jobs_never_move(status in any_status(), attempt in 0u32..10, now in 0i64..1_000_000) {
             prop_assume!(status.is_terminal());
-            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: Some(1), claim_seq: 1, backoff: Backoff::default() };
+            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: Some(1), claim_seq: 1, stall_count: 0, backoff: Backoff::default() };
             let fence = Fence { attempt, started_at: 1, claim_seq: 1 };
-            for ev in [Event::Claim, Event::Complete { fence }, Event::HeartbeatLost, Event::Requeue, Event::Cancel, Event::DependenciesMet] {
+            for ev in [Event::Claim, Event::Complete { fence }, Event::HeartbeatLost { max_stalled: 1 }, Event::Requeue, Event::Cancel, Event::DependenciesMet] {
                 prop_assert!(transition(&s, &ev, now).is_err());
             }
         }
 
         #[test]
         fn only_the_exact_fence_acks(attempt in 1u32..20, started in 0i64..1_000, seq in 1u64..40, da in 0u32..3, ds in 0i64..3, dq in 0u64..3) {
-            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries: 3, started_at: Some(started), claim_seq: seq, backoff: Backoff::default() };
+            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries: 3, started_at: Some(started), claim_seq: seq, stall_count: 0, backoff: Backoff::default() };
             let fence = Fence { attempt: attempt + da, started_at: started + ds, claim_seq: seq + dq };
             let r = transition(&s, &Event::Complete { fence }, 5);
             prop_assert_eq!(r.is_ok(), da == 0 && ds == 0 && dq == 0);
@@ -561,7 +612,7 @@ mod tests {
 
         #[test]
         fn a_failure_never_exceeds_the_budget(attempt in 1u32..20, max_retries in 0u32..10) {
-            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries, started_at: Some(0), claim_seq: 7, backoff: Backoff::default() };
+            let s = JobState { id: "x".into(), status: JobStatus::Running, attempt, max_retries, started_at: Some(0), claim_seq: 7, stall_count: 0, backoff: Backoff::default() };
             let fence = Fence { attempt, started_at: 0, claim_seq: 7 };
             let n = transition(&s, &Event::Fail { fence, error: "e".into(), retryable: true }, 10).unwrap();
             prop_assert_eq!(n.status == JobStatus::Pending, attempt <= max_retries);
@@ -570,7 +621,7 @@ mod tests {
 
         #[test]
         fn claims_count_attempts(status in any_status(), attempt in 0u32..50) {
-            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: None, claim_seq: u64::from(attempt) + 5, backoff: Backoff::default() };
+            let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: None, claim_seq: u64::from(attempt) + 5, stall_count: 0, backoff: Backoff::default() };
             match transition(&s, &Event::Claim, 7) {
                 Ok(n) => { prop_assert!(status.is_claimable()); prop_assert_eq!(n.attempt, attempt + 1); prop_assert_eq!(n.started_at, Some(7)); prop_assert_eq!(n.claim_seq, Some(u64::from(attempt) + 6)); }
                 Err(_) => prop_assert!(!status.is_claimable()),

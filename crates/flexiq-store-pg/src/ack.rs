@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use flexiq_core::store::{Ack, AckKind, HeartbeatReply};
+use flexiq_core::store::{Ack, AckKind, HeartbeatReply, QueueConfig};
 use flexiq_core::transition::{transition, Event, Refusal};
 use flexiq_core::{AckOutcome, Fence, JobId, Result};
 use tokio_postgres::types::ToSql;
@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::db::{i64_of, jid, uid};
-use crate::row::{loaded, state_cols, Loaded};
+use crate::row::{loaded, state_cols, Loaded, STATE_COL_COUNT};
 use crate::store::PgStore;
 
 /// Locks jobs by id alone, returning their namespace last, after the state columns: the primary
@@ -154,22 +154,24 @@ impl PgStore {
         Ok(out)
     }
 
-    /// Applies `event` to running jobs selected by `where_sql` (a condition on alias `j`
-    /// with `$1` namespace and `$2` a cutoff), skipping rows other transactions hold.
+    /// Applies the event `event_of` builds for each running job selected by `where_sql` (a
+    /// condition on alias `j` with `$1` namespace and `$2` a cutoff), skipping rows other
+    /// transactions hold. `extra` selects more columns after the state columns for `event_of`.
     async fn expire_running(
         &self,
         what: &str,
         where_sql: &str,
+        extra: &str,
         cutoff: i64,
-        event: Event,
+        event_of: impl Fn(&tokio_postgres::Row) -> Event + std::marker::Send + Sync,
         now: i64,
     ) -> Result<Vec<JobId>> {
         let c = self.conn().await?;
         let ns: &str = &self.ns;
         let mut fx = Effects::default();
         let sql = self.sql(&format!(
-            "SELECT {} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.status = 1 AND {where_sql} \
-             ORDER BY j.id FOR UPDATE SKIP LOCKED",
+            "SELECT {}{extra} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.status = 1 AND {where_sql} \
+             ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
             state_cols("j")
         ));
         let ids = c
@@ -178,7 +180,7 @@ impl PgStore {
                 let mut changes = Vec::with_capacity(rows.len());
                 for r in &rows {
                     let l = loaded(r, 0)?;
-                    if let Ok(next) = transition(&l.state, &event, now) {
+                    if let Ok(next) = transition(&l.state, &event_of(r), now) {
                         changes.push(Change::new(l, next));
                     }
                 }
@@ -191,14 +193,26 @@ impl PgStore {
         Ok(ids)
     }
 
+    /// Releases the running jobs whose lease lapsed before `now - stale_after_ms`; each job
+    /// stalls against its own queue's budget (the default when the queue sets none).
     pub(crate) async fn release_stale_jobs(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let cutoff = now.saturating_sub(i64_of("stale window ms", stale_after_ms)?);
+        let budget = ", (SELECT q.max_stalled_count FROM {S}.queues q \
+            WHERE q.namespace = j.namespace AND q.queue = j.queue)";
         let released = self
             .expire_running(
                 "release stale jobs",
                 "coalesce(j.heartbeat_at, j.started_at) < $2",
+                budget,
                 cutoff,
-                Event::HeartbeatLost,
+                |r| {
+                    let max: Option<i32> = r.get(STATE_COL_COUNT);
+                    let config = QueueConfig {
+                        max_stalled_count: max.map(|m| m.max(0) as u32),
+                        ..QueueConfig::default()
+                    };
+                    Event::HeartbeatLost { max_stalled: config.stall_budget() }
+                },
                 now,
             )
             .await?;
@@ -209,8 +223,15 @@ impl PgStore {
 
     pub(crate) async fn expire_runaway_jobs(&self, cap_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let cutoff = now.saturating_sub(i64_of("absolute cap ms", cap_ms)?);
-        self.expire_running("expire runaway jobs", "j.started_at < $2", cutoff, Event::RunawayExpired, now)
-            .await
+        self.expire_running(
+            "expire runaway jobs",
+            "j.started_at < $2",
+            "",
+            cutoff,
+            |_| Event::RunawayExpired,
+            now,
+        )
+        .await
     }
 
     /// Loads one job under lock and applies `event` when the state machine allows it; returns

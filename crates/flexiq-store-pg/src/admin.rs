@@ -96,13 +96,13 @@ pub(crate) fn retry_sql(status: JobStatus) -> String {
     )
 }
 
-/// Puts jobs `$1` back to pending at `$2` in place: a fresh attempt budget, nothing of the
-/// finished run left (the claim sequence stays, so a fence of that run never matches again),
+/// Puts jobs `$1` back to pending at `$2` in place: a fresh attempt and stall budget, nothing
+/// of the finished run left (the claim sequence stays, so a fence of that run never matches again),
 /// and no dead-letter entry.
 const RESET: &str = "WITH d AS (DELETE FROM {S}.dead_letters WHERE original_job_id = ANY($1)) \
     UPDATE {S}.jobs SET status = 0, run_at = $2, attempt = 0, started_at = NULL, heartbeat_at = NULL, \
       finished_at = NULL, worker_id = NULL, result = NULL, last_error = NULL, progress = NULL, \
-      cancel_requested = false \
+      cancel_requested = false, stall_count = 0 \
     WHERE id = ANY($1)";
 
 /// The jobs of queue `$2` in namespace `$1`, as the counter rows sum them.

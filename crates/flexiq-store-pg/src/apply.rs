@@ -68,11 +68,11 @@ const UPDATE: &str = "UPDATE {S}.jobs AS j SET status = u.status, attempt = u.at
     heartbeat_at = CASE WHEN u.clear_lease OR u.started_at IS NOT NULL THEN NULL ELSE j.heartbeat_at END, \
     result = CASE WHEN u.set_result THEN u.result ELSE j.result END, \
     cancel_requested = j.cancel_requested AND NOT u.clear_cancel, \
-    claim_seq = coalesce(u.claim_seq, j.claim_seq) \
+    claim_seq = coalesce(u.claim_seq, j.claim_seq), stall_count = coalesce(u.stall_count, j.stall_count) \
     FROM unnest($1::uuid[], $2::int2[], $3::int4[], $4::int8[], $5::int8[], $6::int8[], $7::text[], \
-    $8::bool[], $9::text[], $10::bool[], $11::bytea[], $12::bool[], $13::int8[]) \
+    $8::bool[], $9::text[], $10::bool[], $11::bytea[], $12::bool[], $13::int8[], $14::int4[]) \
     AS u(id, status, attempt, run_at, started_at, finished_at, last_error, clear_lease, worker, set_result, result, \
-    clear_cancel, claim_seq) \
+    clear_cancel, claim_seq, stall_count) \
     WHERE j.id = u.id";
 
 const ERRORS: &str = "INSERT INTO {S}.job_errors (id, namespace, job_id, attempt, error, failed_at) \
@@ -119,6 +119,7 @@ impl PgStore {
         let (mut set_result, mut result, mut clear_cancel) =
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let mut claim_seq: Vec<Option<i64>> = Vec::with_capacity(n);
+        let mut stall_count: Vec<Option<i32>> = Vec::with_capacity(n);
         let (mut e_ids, mut e_jobs, mut e_attempts, mut e_texts) = (vec![], vec![], vec![], vec![]);
         let (mut d_ids, mut d_jobs) = (vec![], vec![]);
         let (mut m_jobs, mut m_tasks, mut m_queues, mut m_attempts, mut m_ok, mut m_dur) =
@@ -138,6 +139,7 @@ impl PgStore {
             result.push(ch.result.clone().flatten());
             clear_cancel.push(nx.clear_cancel_request);
             claim_seq.push(nx.claim_seq.map(|q| q.min(i64::MAX as u64) as i64));
+            stall_count.push(nx.stall_count.map(|s| s.min(i32::MAX as u32) as i32));
             let ended_attempt = ch.before.state.attempt as i32;
             if let Some(text) = &nx.error_record {
                 e_ids.push(new_uuid());
@@ -169,7 +171,7 @@ impl PgStore {
         let dead_st = if d_ids.is_empty() { None } else { Some(c.prep(what, &self.sql(DEAD)).await?) };
         let met_st = if m_jobs.is_empty() { None } else { Some(c.prep(what, &self.sql(METRICS)).await?) };
         let ns: &str = &self.ns;
-        let upd_params: [&(dyn ToSql + Sync); 13] = [
+        let upd_params: [&(dyn ToSql + Sync); 14] = [
             &ids,
             &status,
             &attempt,
@@ -183,6 +185,7 @@ impl PgStore {
             &result,
             &clear_cancel,
             &claim_seq,
+            &stall_count,
         ];
         let upd = async { c.query(&upd_st, &upd_params).await.map_err(|e| error::pg(what, e)) };
         let err_params: [&(dyn ToSql + Sync); 6] = [&ns, &now, &e_ids, &e_jobs, &e_attempts, &e_texts];

@@ -131,6 +131,7 @@ pub(crate) fn claimed_from_rows(rows: &[Row], now: i64) -> Result<Vec<ClaimedJob
             started_at: None,
             claim_seq: u64::try_from(r.get::<_, i64>(ncols + 2))
                 .map_err(|_| corrupt(format!("claim_seq of job {}", j.id)))?,
+            stall_count: j.stall_count,
             backoff: j.backoff,
         };
         let next = transition(&before, &Event::Claim, now).map_err(|e| e.into_error(j.id.as_str()))?;

@@ -1,5 +1,5 @@
-//! [`QueueControl`] for [`PgStore`]: pause, limits, purges and revocation, persisted in the
-//! `queues` and `revoked_tasks` tables so every worker process sees them.
+//! [`QueueControl`] for [`PgStore`]: pause, limits, the stall budget, purges and revocation,
+//! persisted in the `queues` and `revoked_tasks` tables so every worker process sees them.
 //!
 //! A revoked task refuses new enqueues (and dead-letter retries and replays) with
 //! `TaskRevoked`; its jobs already pending are not affected and are claimed as usual.
@@ -7,7 +7,7 @@
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
-    SetRateLimitRequest,
+    SetMaxStalledRequest, SetRateLimitRequest,
 };
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{Error, RateLimit, Result};
@@ -96,10 +96,24 @@ impl QueueControl for PgStore {
         self.set_queue(queue, "concurrency = $3", &v).await
     }
 
+    async fn set_max_stalled(&self, req: SetMaxStalledRequest) -> Result<()> {
+        req.validate()?;
+        let queue = &req.queue;
+        let v: Option<i32> = req
+            .max
+            .map(|m| {
+                i32::try_from(m).map_err(|_| {
+                    Error::invalid(format!("max_stalled_count {m} of queue {queue} is too large"))
+                })
+            })
+            .transpose()?;
+        self.set_queue(queue, "max_stalled_count = $3", &v).await
+    }
+
     async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {
         validate_name("queue name", queue)?;
         let ns: &str = &self.ns;
-        let sql = self.sql("SELECT paused, rate_count, rate_per_ms, concurrency FROM {S}.queues WHERE namespace = $1 AND queue = $2");
+        let sql = self.sql("SELECT paused, rate_count, rate_per_ms, concurrency, max_stalled_count FROM {S}.queues WHERE namespace = $1 AND queue = $2");
         let c = self.conn().await?;
         let Some(r) = c.opt("queue config", &sql, &[&ns, &queue]).await? else {
             return Ok(QueueConfig::default());
@@ -114,6 +128,7 @@ impl QueueControl for PgStore {
             paused: r.get(0),
             rate_limit,
             concurrency: r.get::<_, Option<i32>>(3).map(|v| v.max(0) as u32),
+            max_stalled_count: r.get::<_, Option<i32>>(4).map(|v| v.max(0) as u32),
         })
     }
 

@@ -12,12 +12,13 @@
 //! `EnqueueRequest::validate` in core. A job with dependencies starts where
 //! `flexiq_core::start::starting` says from their statuses (read under lock, or decided
 //! earlier in the batch); when a dependency already failed, its follow-up event goes through
-//! the state machine before the insert, so the row is written already cancelled.
+//! the state machine before the insert, so the row is written already cancelled. A LIFO job
+//! is placed at the enqueue's own time ([`stored_run_at`]), so later enqueues claim first.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use flexiq_core::start::starting;
-use flexiq_core::store::{EnqueueRequest, Enqueued};
+use flexiq_core::store::{is_lifo, lifo_run_at, EnqueueRequest, Enqueued};
 use flexiq_core::transition::{transition, JobState};
 use flexiq_core::{Error, JobStatus, NewJob, Result};
 use uuid::Uuid;
@@ -88,15 +89,25 @@ struct Cols {
     wv: Vec<Option<String>>,
 }
 
+/// The `run_at` the row of `j` enqueued at `now` carries: a LIFO job is placed at its enqueue
+/// time ([`lifo_run_at`]), any other job keeps its own.
+pub(crate) fn stored_run_at(j: &NewJob, now: i64) -> i64 {
+    if is_lifo(j.run_at) {
+        lifo_run_at(now)
+    } else {
+        j.run_at
+    }
+}
+
 impl Cols {
-    fn push(&mut self, id: Uuid, j: NewJob) -> Result<()> {
+    fn push(&mut self, id: Uuid, j: NewJob, now: i64) -> Result<()> {
         self.id.push(id);
         self.priority.push(j.priority);
         self.max_retries
             .push(i32::try_from(j.max_retries).map_err(|_| Error::invalid("max_retries is too large"))?);
         self.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
         self.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
-        self.run_at.push(j.run_at);
+        self.run_at.push(stored_run_at(&j, now));
         self.timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
         self.queue.push(j.queue);
         self.task.push(j.task);
@@ -161,7 +172,7 @@ impl PgStore {
         for j in req.jobs {
             let id = uid(&j.id)?;
             out.push(Enqueued { id: j.id.clone(), created: true });
-            cols.push(id, j)?;
+            cols.push(id, j, req.now)?;
         }
         let tasks: Vec<&String> = cols.task.iter().collect::<BTreeSet<_>>().into_iter().collect();
         let queues: Vec<&String> = cols.queue.iter().collect::<BTreeSet<_>>().into_iter().collect();
@@ -297,6 +308,7 @@ impl PgStore {
                         max_retries: j.max_retries,
                         started_at: None,
                         claim_seq: 0,
+                        stall_count: 0,
                         backoff: j.backoff,
                     };
                     let next = transition(&state, &ev, now).map_err(|r| r.into_error(&state.id))?;
@@ -356,7 +368,7 @@ impl PgStore {
                     edge_dep.push(*d);
                     edge_job.push(id);
                 }
-                cols.push(id, j)?;
+                cols.push(id, j, now)?;
             }
             let codes: Vec<i16> = st.iter().map(|s| code(*s)).collect();
             let inserted = c

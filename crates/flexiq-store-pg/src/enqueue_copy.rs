@@ -16,6 +16,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 
 use crate::db::{i64_of, uid, Conn};
+use crate::enqueue::stored_run_at;
 use crate::error::pg;
 use crate::row::code;
 use crate::store::PgStore;
@@ -72,14 +73,16 @@ struct CopyRow {
     max_retries: i32,
     bb: i64,
     bm: i64,
+    run_at: i64,
     timeout: Option<i64>,
     job: NewJob,
 }
 
 impl CopyRow {
-    fn of(job: NewJob) -> Result<CopyRow> {
+    fn of(job: NewJob, now: i64) -> Result<CopyRow> {
         Ok(CopyRow {
             id: uid(&job.id)?,
+            run_at: stored_run_at(&job, now),
             priority: job.priority,
             max_retries: i32::try_from(job.max_retries)
                 .map_err(|_| flexiq_core::Error::invalid("max_retries is too large"))?,
@@ -101,7 +104,7 @@ impl PgStore {
         now: i64,
         notify: bool,
     ) -> Result<std::result::Result<Vec<Enqueued>, String>> {
-        let rows: Vec<CopyRow> = jobs.into_iter().map(CopyRow::of).collect::<Result<_>>()?;
+        let rows: Vec<CopyRow> = jobs.into_iter().map(|j| CopyRow::of(j, now)).collect::<Result<_>>()?;
         let tasks: Vec<&str> =
             rows.iter().map(|r| r.job.task.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
         let queues: Vec<&str> =
@@ -135,7 +138,7 @@ impl PgStore {
                     &r.bb,
                     &r.bm,
                     &now,
-                    &j.run_at,
+                    &r.run_at,
                     &r.timeout,
                     &j.metadata,
                     &j.group_key,

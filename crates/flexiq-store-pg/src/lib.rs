@@ -14,8 +14,8 @@
 //! Each core trait is implemented in the file of its name (`jobs.rs`, `inspect.rs`,
 //! `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`, `maintenance.rs`,
 //! `schema.rs`, `workflow.rs`, whose fair claim is in `workflow_claim.rs` and
-//! `workflow_claim_free.rs`, `admin.rs`, with `admin_remove.rs`); every removal of jobs goes
-//! through `remove.rs`; the hot path's work lives beside them (`enqueue.rs`,
+//! `workflow_claim_free.rs`, `admin.rs`, with `admin_remove.rs`, `reschedule.rs`); every
+//! removal of jobs goes through `remove.rs`; the hot path's work lives beside them (`enqueue.rs`,
 //! `enqueue_copy.rs`, `claim.rs`, `claim_free.rs`, `ack.rs`, `apply.rs`), as do the migration
 //! runner (`migrate.rs`) and the wake-ups (`wake.rs`, `wait.rs`). Every request is checked by
 //! its own `validate()` in core first; this crate only refuses what its columns cannot hold.
@@ -42,6 +42,7 @@ mod maintenance;
 mod migrate;
 mod options;
 mod remove;
+mod reschedule;
 mod row;
 mod schema;
 mod settings;

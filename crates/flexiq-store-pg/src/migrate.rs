@@ -23,6 +23,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (6, include_str!("migrations/0006_workflow_stages.sql")),
     (7, include_str!("migrations/0007_dead_letter_stages.sql")),
     (8, include_str!("migrations/0008_admin_indexes.sql")),
+    (9, include_str!("migrations/0009_stall_count.sql")),
 ];
 
 /// The schema version this build needs.

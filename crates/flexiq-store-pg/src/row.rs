@@ -12,7 +12,7 @@ use crate::error::corrupt;
 pub(crate) const JOB_COLS: &str = "id, namespace, queue, task, payload, priority, status, attempt, \
     max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, started_at, heartbeat_at, \
     finished_at, worker_id, result, last_error, unique_key, metadata, progress, timeout_ms, \
-    cancel_requested, depends_on, group_key, workflow_run_id, workflow_stage_id, claim_seq, workflow_version";
+    cancel_requested, depends_on, group_key, workflow_run_id, workflow_stage_id, claim_seq, workflow_version, stall_count";
 
 /// [`JOB_COLS`] qualified with a table alias (`j.id, j.namespace, ...`).
 pub(crate) fn job_cols(alias: &str) -> String {
@@ -21,10 +21,10 @@ pub(crate) fn job_cols(alias: &str) -> String {
 
 /// The columns the state machine and side effects need, in the order [`loaded`] reads them.
 pub(crate) const STATE_COLS: &str = "id, status, attempt, max_retries, started_at, backoff_base_ms, \
-    backoff_max_ms, queue, task, has_dependents, claim_seq";
+    backoff_max_ms, queue, task, has_dependents, claim_seq, stall_count";
 
 /// How many columns [`STATE_COLS`] selects.
-pub(crate) const STATE_COL_COUNT: usize = 11;
+pub(crate) const STATE_COL_COUNT: usize = 12;
 
 /// [`STATE_COLS`] qualified with a table alias.
 pub(crate) fn state_cols(alias: &str) -> String {
@@ -71,6 +71,7 @@ pub(crate) fn loaded(r: &Row, at: usize) -> Result<Loaded> {
             max_retries: u32_of(r.get(at + 3), "max_retries")?,
             started_at: r.get(at + 4),
             claim_seq: u64_of(r.get(at + 10), "claim_seq")?,
+            stall_count: u32_of(r.get(at + 11), "stall_count")?,
             backoff: Backoff {
                 base_ms: u64_of(r.get(at + 5), "backoff base")?,
                 max_ms: u64_of(r.get(at + 6), "backoff max")?,
@@ -119,6 +120,7 @@ pub(crate) fn job(r: &Row) -> Result<Job> {
         workflow_stage_id: r.get(27),
         claim_seq: u64_of(r.get(28), "claim_seq")?,
         workflow_version: r.get(29),
+        stall_count: u32_of(r.get(30), "stall_count")?,
     })
 }
 

@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::db::{i64_of, jid, uid, Conn};
+use crate::enqueue::stored_run_at;
 use crate::remove::Rows;
 use crate::row::{job, loaded, state_cols, JOB_COLS};
 use crate::store::PgStore;
@@ -28,8 +29,8 @@ use crate::wait::wall_ms;
 
 /// What replacing a stage's row writes, as the conflict clause of an insert into `jobs AS j`
 /// whose new row is `excluded`: the row keeps its id, creation time and claim sequence and
-/// starts over (pending, attempt 0, no lease, result, error, cancel request or dependencies)
-/// with the new row's fields. `upsert_stages` and the retry of a dead stage both replace so.
+/// starts over (pending, attempt 0, no stalls, lease, result, error, cancel request or
+/// dependencies) with the new row's fields. `upsert_stages` and the retry of a dead stage both replace so.
 pub(crate) const REPLACE_STAGE: &str = "ON CONFLICT (namespace, workflow_run_id, workflow_stage_id) \
     WHERE workflow_run_id IS NOT NULL DO UPDATE SET \
       queue = excluded.queue, task = excluded.task, payload = excluded.payload, priority = excluded.priority, \
@@ -37,7 +38,8 @@ pub(crate) const REPLACE_STAGE: &str = "ON CONFLICT (namespace, workflow_run_id,
       backoff_max_ms = excluded.backoff_max_ms, run_at = excluded.run_at, started_at = NULL, heartbeat_at = NULL, \
       finished_at = NULL, worker_id = NULL, result = NULL, last_error = NULL, unique_key = NULL, \
       metadata = excluded.metadata, progress = NULL, timeout_ms = excluded.timeout_ms, cancel_requested = false, \
-      depends_on = '{}', group_key = excluded.group_key, workflow_version = excluded.workflow_version";
+      depends_on = '{}', group_key = excluded.group_key, workflow_version = excluded.workflow_version, \
+      stall_count = 0";
 
 /// Inserts the stages, replacing in place the row of a pair that has one.
 fn upsert_sql() -> String {
@@ -89,7 +91,8 @@ struct StageCols {
 }
 
 impl StageCols {
-    fn push(&mut self, j: NewJob) -> Result<()> {
+    fn push(&mut self, j: NewJob, now: i64) -> Result<()> {
+        let run_at = stored_run_at(&j, now);
         let (Some(run), Some(stage)) = (j.workflow_run_id, j.workflow_stage_id) else {
             return Err(Error::invalid(format!("job {} names no workflow run and stage", j.id)));
         };
@@ -100,7 +103,7 @@ impl StageCols {
         })?);
         self.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
         self.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
-        self.run_at.push(j.run_at);
+        self.run_at.push(run_at);
         self.timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
         self.queue.push(j.queue);
         self.task.push(j.task);
@@ -158,7 +161,7 @@ impl PgStore {
             req.jobs.iter().map(|j| j.queue.clone()).collect::<BTreeSet<_>>().into_iter().collect();
         let mut cols = StageCols::default();
         for j in req.jobs {
-            cols.push(j)?;
+            cols.push(j, now)?;
         }
         let what = "upsert workflow stages";
         let rev_sql =

@@ -1,11 +1,12 @@
 //! Queue control: pause, rate limits and concurrency caps (small persisted keys of the
-//! namespace that `claim.lua` reads), task revocation (read by both enqueue scripts) and the
-//! purges of a queue's unstarted jobs and of old completed ones.
+//! namespace that `claim.lua` reads), the stall budget (a field of the same per-queue hash,
+//! read by `release_stale`), task revocation (read by both enqueue scripts) and the purges of
+//! a queue's unstarted jobs and of old completed ones.
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
-    SetRateLimitRequest,
+    SetMaxStalledRequest, SetRateLimitRequest,
 };
 use flexiq_core::{transition, Error, Event, JobStatus, RateLimit, Result};
 
@@ -92,6 +93,19 @@ impl QueueControl for RedisStore {
         Ok(())
     }
 
+    async fn set_max_stalled(&self, req: SetMaxStalledRequest) -> Result<()> {
+        self.ctx.check()?;
+        req.validate()?;
+        let SetMaxStalledRequest { queue, max } = req;
+        self.touch_queue(&queue).await?;
+        let qc = self.ctx.keys.k(&format!("qc:{queue}"));
+        match max {
+            Some(m) => self.ctx.conn.cmd("HSET", vec![s(qc), s("ms"), n(i64::from(m))]).await?,
+            None => self.ctx.conn.cmd("HDEL", vec![s(qc), s("ms")]).await?,
+        };
+        Ok(())
+    }
+
     async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {
         self.ctx.check()?;
         let r = self
@@ -99,7 +113,10 @@ impl QueueControl for RedisStore {
             .conn
             .pipeline(vec![
                 ("SISMEMBER", vec![s(self.ctx.keys.k("paused")), s(queue)]),
-                ("HMGET", vec![s(self.ctx.keys.k(&format!("qc:{queue}"))), s("conc"), s("rc"), s("rp")]),
+                (
+                    "HMGET",
+                    vec![s(self.ctx.keys.k(&format!("qc:{queue}"))), s("conc"), s("rc"), s("rp"), s("ms")],
+                ),
             ])
             .await?;
         let f = r[1].clone().into_array();
@@ -111,6 +128,7 @@ impl QueueControl for RedisStore {
             paused: int(&r[0]) == Some(1),
             rate_limit,
             concurrency: f.first().and_then(int).map(|c| c as u32),
+            max_stalled_count: f.get(3).and_then(int).map(|m| m as u32),
         })
     }
 

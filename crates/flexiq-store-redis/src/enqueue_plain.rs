@@ -16,7 +16,8 @@ use flexiq_core::{JobStatus, NewJob, Result};
 use fred::types::Value;
 
 use crate::conn::{b, n, s};
-use crate::keys::pad;
+use crate::enqueue::stored_run_at;
+use crate::keys::{pad, ready_member};
 use crate::store::Ctx;
 
 /// Most `(score, member)` pairs sent to one `ZADD` (Lua's `unpack` has a stack limit).
@@ -29,9 +30,9 @@ const MAX_WAKE: usize = 64;
 pub(crate) fn qualifies(jobs: &[NewJob], max_pending: Option<u64>, now: i64) -> bool {
     max_pending.is_none()
         && now >= 0
-        && jobs.iter().all(|j| {
-            j.unique_key.is_none() && j.depends_on.is_empty() && j.run_at >= 0 && j.workflow_run_id.is_none()
-        })
+        && jobs
+            .iter()
+            .all(|j| j.unique_key.is_none() && j.depends_on.is_empty() && j.workflow_run_id.is_none())
 }
 
 /// A constant argument, sent without copying.
@@ -72,6 +73,7 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
     hashes.push(n(jobs.len() as i64));
     for j in jobs {
         let id = j.id.as_str();
+        let run_at = stored_run_at(j, now);
         if !tasks.contains(&j.task.as_str()) {
             tasks.push(&j.task);
         }
@@ -84,7 +86,7 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
             n(i64::from(j.max_retries)),
             n(j.backoff.base_ms as i64),
             n(j.backoff.max_ms as i64),
-            n(j.run_at),
+            n(run_at),
         ]);
         let at_extra = hashes.len();
         hashes.push(n(0));
@@ -98,14 +100,14 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
         let member = s(format!("{created}|{id}"));
         ix.group("ix:q:", &j.queue, false).push(member.clone());
         ix.group("ix:t:", &j.task, false).push(member.clone());
-        if j.run_at <= now {
+        if run_at <= now {
             let rd = ix.group("rd:", &j.queue, true);
-            rd.extend([n(-i64::from(j.priority)), s(format!("{}|{id}", pad(j.run_at)))]);
+            rd.extend([n(-i64::from(j.priority)), s(ready_member(run_at, id))]);
             if wake.len() < 2 * MAX_WAKE {
                 wake.extend([at.clone(), s(&id[id.len().saturating_sub(3)..])]);
             }
         } else {
-            ix.group("dy:", &j.queue, true).extend([n(j.run_at), s(id)]);
+            ix.group("dy:", &j.queue, true).extend([n(run_at), s(id)]);
         }
         ix.group(&pending_in_queue, &j.queue, false).push(member.clone());
         ix.group(&pending_of_task, &j.task, false).push(member.clone());

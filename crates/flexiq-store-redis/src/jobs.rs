@@ -10,8 +10,8 @@ use crate::store::RedisStore;
 use crate::transact::transact;
 use flexiq_core::store::{
     Ack, AckKind, AckRequest, CancelRequest, ClaimRequest, EnqueueRequest, Enqueued, ExpireRunawayRequest,
-    HeartbeatReply, HeartbeatRequest, JobStore, ReleaseStaleRequest, RequestCancelRequest, RequeueRequest,
-    WaitForJobRequest, WaitForWorkRequest,
+    HeartbeatReply, HeartbeatRequest, JobStore, QueueConfig, ReleaseStaleRequest, RequestCancelRequest,
+    RequeueRequest, WaitForJobRequest, WaitForWorkRequest, DEFAULT_MAX_STALLED_COUNT,
 };
 use flexiq_core::{
     transition, AckOutcome, ClaimedJob, Error, Event, Fence, Job, JobId, JobStatus, Refusal, Result,
@@ -49,15 +49,15 @@ pub(crate) fn claimed(namespace: &str, reply: fred::types::Value) -> Result<Vec<
 }
 
 impl RedisStore {
-    /// Applies one lease event to every id; returns the ids it applied to.
-    /// `applies` re-checks each job as read inside the transaction, so a job that finished
-    /// and was claimed again after it was listed is left alone.
+    /// Applies a lease event to every id; returns the ids it applied to. `event` gives each
+    /// job's event from the job as read inside the transaction (its queue's stall budget), or
+    /// `None` to leave it alone, so a job that finished and was claimed again after it was
+    /// listed is left alone.
     async fn lease_event(
         &self,
         ids: Vec<String>,
-        event: Event,
         now: i64,
-        applies: impl Fn(&row::StateRow) -> bool + Sync,
+        event: impl Fn(&row::StateRow) -> Option<Event> + Sync,
     ) -> Result<Vec<JobId>> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -65,7 +65,8 @@ impl RedisStore {
         let ctx = &self.ctx;
         let out = transact(ctx, &ids, now, |plan, rows| {
             let mut done = Vec::new();
-            for row in rows.iter().flatten().filter(|r| applies(r)) {
+            for row in rows.iter().flatten() {
+                let Some(event) = event(row) else { continue };
                 if let Ok(next) = transition(&row.state(), &event, now) {
                     plan.apply(ctx, row, &next, vec![]);
                     done.push(JobId::from_trusted(row.id.clone()));
@@ -115,6 +116,26 @@ impl RedisStore {
     pub(crate) fn changed(&self) {
         self.ctx.waker.work_changed();
         self.ctx.waker.job_changed();
+    }
+
+    /// The stall budget of the queue of each job of `ids` (`QueueConfig::stall_budget`), by
+    /// queue name: one read of the jobs' queues, then one of those queues' controls.
+    async fn stall_budgets(&self, ids: &[String]) -> Result<HashMap<String, u32>> {
+        let reads = ids.iter().map(|id| ("HGET", vec![s(self.ctx.keys.job(id)), s("q")])).collect();
+        let mut queues: Vec<String> = self.ctx.conn.pipeline(reads).await?.iter().filter_map(text).collect();
+        queues.sort();
+        queues.dedup();
+        let reads =
+            queues.iter().map(|q| ("HGET", vec![s(self.ctx.keys.k(&format!("qc:{q}"))), s("ms")])).collect();
+        let stored = self.ctx.conn.pipeline(reads).await?;
+        Ok(queues
+            .into_iter()
+            .zip(stored)
+            .map(|(q, ms)| {
+                let max_stalled_count = int(&ms).map(|m| u32::try_from(m.max(0)).unwrap_or(u32::MAX));
+                (q, QueueConfig { max_stalled_count, ..QueueConfig::default() }.stall_budget())
+            })
+            .collect())
     }
 
     /// Ids in a lease set whose score is below `cutoff`.
@@ -304,7 +325,12 @@ impl JobStore for RedisStore {
         let ReleaseStaleRequest { stale_after_ms, now } = req;
         let cutoff = now.saturating_sub(i64::try_from(stale_after_ms).unwrap_or(i64::MAX));
         let ids = self.lease_ids("hb", cutoff).await?;
-        self.lease_event(ids, Event::HeartbeatLost, now, |_| true).await
+        let budgets = self.stall_budgets(&ids).await?;
+        self.lease_event(ids, now, |r| {
+            let max_stalled = budgets.get(&r.queue).copied().unwrap_or(DEFAULT_MAX_STALLED_COUNT);
+            Some(Event::HeartbeatLost { max_stalled })
+        })
+        .await
     }
 
     async fn expire_runaway(&self, req: ExpireRunawayRequest) -> Result<Vec<JobId>> {
@@ -312,8 +338,10 @@ impl JobStore for RedisStore {
         let ExpireRunawayRequest { absolute_cap_ms, now } = req;
         let cutoff = now.saturating_sub(i64::try_from(absolute_cap_ms).unwrap_or(i64::MAX));
         let ids = self.started_before(cutoff).await?;
-        self.lease_event(ids, Event::RunawayExpired, now, |r| r.started_at.is_some_and(|at| at < cutoff))
-            .await
+        self.lease_event(ids, now, |r| {
+            r.started_at.is_some_and(|at| at < cutoff).then_some(Event::RunawayExpired)
+        })
+        .await
     }
 
     async fn requeue(&self, req: RequeueRequest) -> Result<bool> {

@@ -47,6 +47,21 @@ pub(crate) fn member(time: i64, id: &str) -> String {
     format!("{}|{id}", pad(time))
 }
 
+/// The negative `run_at`s a ready-set member keeps in order: from `1 - LIFO_SPAN` up.
+const LIFO_SPAN: i64 = 1_000_000_000_000_000;
+
+/// The member of a queue's ready set, `<run_at>|<id>`, as `prelude.lua`'s `rmem` writes it:
+/// sixteen characters whose byte order is numeric order, so that members of one priority sort
+/// by `run_at`, negative (LIFO) ones first: zero-padded digits for `run_at >= 0`, and `-` (which
+/// sorts below every digit) and fifteen digits of `LIFO_SPAN + run_at` below 0.
+pub(crate) fn ready_member(run_at: i64, id: &str) -> String {
+    if run_at < 0 {
+        format!("-{:015}|{id}", LIFO_SPAN + run_at.max(1 - LIFO_SPAN))
+    } else {
+        format!("{run_at:016}|{id}")
+    }
+}
+
 /// The id part of a listing member.
 pub(crate) fn member_id(m: &str) -> &str {
     m.get(17..).unwrap_or_default()
@@ -65,5 +80,15 @@ mod tests {
         let k = Keys::new("fq", "ns");
         assert_eq!(k.job("x"), "{fq:ns}:j:x");
         assert_eq!(k.settings(), "{fq}:settings");
+    }
+
+    #[test]
+    fn ready_members_sort_by_run_at_lifo_first() {
+        let order = [i64::MIN, -1_700_000_000_005, -1_700_000_000_000, -1, 0, 1, 1_700_000_000_000];
+        let members: Vec<String> = order.iter().map(|r| ready_member(*r, "id")).collect();
+        assert!(members.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()), "{members:?}");
+        assert!(members.iter().all(|m| member_id(m) == "id" && m.len() == 19), "{members:?}");
+        assert_eq!(ready_member(-1, "a"), "-999999999999999|a");
+        assert_eq!(ready_member(7, "a"), "0000000000000007|a");
     }
 }

@@ -13,8 +13,9 @@
 //!
 //! Each core store trait is implemented in the file of its name: `jobs.rs` (`JobStore`),
 //! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
-//! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs` (`Workflows`)
-//! and `admin.rs` (`Admin`, with `orphans.rs`); the rest are the parts they share.
+//! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs` (`Workflows`),
+//! `admin.rs` (`Admin`, with `orphans.rs`) and `reschedule.rs` (`Reschedule`); the rest are the
+//! parts they share.
 
 mod admin;
 mod backfill;
@@ -34,6 +35,7 @@ mod listing;
 mod maintenance;
 mod options;
 mod orphans;
+mod reschedule;
 mod row;
 mod schema;
 mod scripts;

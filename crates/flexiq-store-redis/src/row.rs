@@ -7,8 +7,8 @@ use fred::types::Value;
 use crate::error::shape;
 
 /// The fields the state machine needs, in the order [`STATE_FIELDS`] lists them.
-pub(crate) const STATE_FIELDS: [&str; 12] =
-    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs"];
+pub(crate) const STATE_FIELDS: [&str; 14] =
+    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs", "sc", "r"];
 
 /// A job's state as read for a transition.
 #[derive(Debug, Clone)]
@@ -20,6 +20,10 @@ pub(crate) struct StateRow {
     pub(crate) started_at: Option<i64>,
     /// Claims so far ([`claim_seq`]).
     pub(crate) claim_seq: u64,
+    /// Lapsed leases recovered so far ([`stall_count`]).
+    pub(crate) stall_count: u32,
+    /// When it is due (negative for a LIFO job).
+    pub(crate) run_at: i64,
     pub(crate) backoff: Backoff,
     pub(crate) version: String,
     pub(crate) queue: String,
@@ -53,6 +57,8 @@ impl StateRow {
             depends_on: split_ids(text(&f[9]).as_deref()),
             cancel_requested: text(&f[10]).as_deref() == Some("1"),
             claim_seq: claim_seq(&f[11], attempt),
+            stall_count: stall_count(&f[12]),
+            run_at: int(&f[13]).unwrap_or(0),
         }))
     }
 
@@ -73,6 +79,7 @@ impl StateRow {
             max_retries: self.max_retries,
             started_at: self.started_at,
             claim_seq: self.claim_seq,
+            stall_count: self.stall_count,
             backoff: self.backoff,
         }
     }
@@ -84,6 +91,13 @@ impl StateRow {
 /// claim then continues from there, and fences minted before the upgrade keep matching.
 pub(crate) fn claim_seq(v: &Value, attempt: u32) -> u64 {
     int(v).map_or(u64::from(attempt), |c| c.max(0) as u64)
+}
+
+/// A job's stall count from its `sc` field: written only when a lapsed lease is recovered
+/// and removed when the job is started over, so a job that never stalled (or a hash written
+/// before the field existed) has none and reads 0.
+pub(crate) fn stall_count(v: &Value) -> u32 {
+    int(v).map_or(0, |c| u32::try_from(c.max(0)).unwrap_or(u32::MAX))
 }
 
 fn split_ids(s: Option<&str>) -> Vec<String> {
@@ -136,9 +150,9 @@ pub(crate) fn strings(v: Value) -> Vec<String> {
 
 /// Every field a [`Job`] is built from, in the order `prelude.lua`'s `JOB_FIELDS` lists
 /// them (claims return an `HMGET` of these, so no field names travel with each job).
-pub(crate) const JOB_FIELDS: [&str; 28] = [
+pub(crate) const JOB_FIELDS: [&str; 29] = [
     "q", "t", "p", "pr", "st", "a", "mr", "bb", "bm", "c", "r", "sa", "hb", "f", "w", "res", "e", "u", "m",
-    "pg", "to", "cr", "d", "g", "wr", "ws", "cs", "wv",
+    "pg", "to", "cr", "d", "g", "wr", "ws", "cs", "wv", "sc",
 ];
 
 /// Parses an `HGETALL` reply of a job hash; `None` when empty.
@@ -209,6 +223,7 @@ pub(crate) fn job_from_fields(namespace: &str, id: &str, mut f: Vec<Value>) -> R
         workflow_stage_id: t(25),
         workflow_version: t(27),
         claim_seq: claim_seq(&f[26], attempt),
+        stall_count: stall_count(&f[28]),
     }))
 }
 

@@ -58,6 +58,7 @@ pub(crate) struct Scripts {
     pub(crate) small: Script,
     pub(crate) workflow: Script,
     pub(crate) admin: Script,
+    pub(crate) reschedule: Script,
 }
 
 impl Scripts {
@@ -74,10 +75,11 @@ impl Scripts {
             small: Script::new(&h, include_str!("lua/small.lua")),
             workflow: Script::claiming(&h, include_str!("lua/workflow.lua")),
             admin: Script::claiming(&h, include_str!("lua/admin.lua")),
+            reschedule: Script::new(&h, include_str!("lua/reschedule.lua")),
         }
     }
 
-    pub(crate) fn all(&self) -> [&Script; 10] {
+    pub(crate) fn all(&self) -> [&Script; 11] {
         [
             &self.enqueue,
             &self.enqueue_plain,
@@ -89,6 +91,7 @@ impl Scripts {
             &self.small,
             &self.workflow,
             &self.admin,
+            &self.reschedule,
         ]
     }
 }

@@ -91,6 +91,9 @@ impl Plan {
         if let Some(cs) = next.claim_seq {
             set.push(("cs", n(i64::try_from(cs).unwrap_or(i64::MAX))));
         }
+        if let Some(sc) = next.stall_count {
+            set.push(("sc", n(i64::from(sc))));
+        }
         if let Some(f) = next.finished_at {
             set.push(("f", n(f)));
         }

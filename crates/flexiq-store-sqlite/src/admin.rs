@@ -81,9 +81,10 @@ pub(crate) const ARCHIVED_OF_QUEUE: &str = "SELECT id FROM archived_jobs WHERE n
 /// The removal of a queue's dead letters.
 pub(crate) const DEAD_LETTERS_OF_QUEUE: &str = "DELETE FROM dead_letters WHERE ns = ?1 AND queue = ?2";
 
-/// The retry of one row in place: pending now, attempt 0, nothing of its runs left. The id
-/// and the claim sequence stay.
-const RETRY: &str = "UPDATE jobs SET status = 0, attempt = 0, run_at = ?2, started_at = NULL,
+/// The retry of one row in place: pending now, attempt 0, no stalls, nothing of its runs left.
+/// The id and the claim sequence stay.
+const RETRY: &str =
+    "UPDATE jobs SET status = 0, attempt = 0, stall_count = 0, run_at = ?2, started_at = NULL,
     heartbeat_at = NULL, finished_at = NULL, worker_id = NULL, result = NULL, last_error = NULL,
     progress = NULL, cancel_requested = 0 WHERE rowid = ?1";
 
@@ -160,7 +161,7 @@ fn obliterate(ctx: &mut WriteCtx<'_>, ns: &str, req: &ObliterateRequest) -> Resu
 }
 
 fn retry_row(r: &Row<'_>) -> rusqlite::Result<(Loaded, Option<String>)> {
-    Ok((loaded_from_row(r)?, r.get(13)?))
+    Ok((loaded_from_row(r)?, r.get(14)?))
 }
 
 fn retry_jobs(ctx: &mut WriteCtx<'_>, ns: &str, req: &RetryJobsRequest) -> Result<u64> {

@@ -203,7 +203,8 @@ fn write_next(
             worker_id = CASE WHEN ?9 THEN NULL ELSE COALESCE(?8, worker_id) END,
             cancel_requested = CASE WHEN ?10 THEN 0 ELSE cancel_requested END,
             result = COALESCE(?11, result),
-            claim_seq = COALESCE(?12, claim_seq)
+            claim_seq = COALESCE(?12, claim_seq),
+            stall_count = COALESCE(?13, stall_count)
          WHERE rowid = ?1",
     )
     .db()?
@@ -220,6 +221,7 @@ fn write_next(
         next.clear_cancel_request,
         extras.result,
         next.claim_seq,
+        next.stall_count,
     ])
     .db()?;
     if next.status != st.status {

@@ -3,7 +3,7 @@
 //! jobs that are already pending are claimed like any other: revocation only refuses new
 //! enqueues.
 
-use flexiq_core::store::ClaimRequest;
+use flexiq_core::store::{ClaimRequest, QueueConfig};
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{ClaimedJob, Error, Fence, Job, JobStatus, RateLimit, Result, TokenBucket};
 use rusqlite::{Connection, OptionalExtension};
@@ -20,12 +20,26 @@ pub(crate) struct QueueRow {
     pub(crate) rate: Option<RateLimit>,
     pub(crate) bucket: Option<TokenBucket>,
     pub(crate) concurrency: Option<u32>,
+    /// Stalls a job of the queue may recover from (`None`: the default budget).
+    pub(crate) max_stalled: Option<u32>,
+}
+
+impl QueueRow {
+    /// The controls as core names them.
+    pub(crate) fn config(&self) -> QueueConfig {
+        QueueConfig {
+            paused: self.paused,
+            rate_limit: self.rate,
+            concurrency: self.concurrency,
+            max_stalled_count: self.max_stalled,
+        }
+    }
 }
 
 /// Reads a queue's controls (defaults for an unknown queue).
 pub(crate) fn queue_row(conn: &Connection, ns: &str, queue: &str) -> Result<QueueRow> {
     conn.prepare_cached(
-        "SELECT paused, rate_count, rate_per_ms, tokens, tokens_at, concurrency
+        "SELECT paused, rate_count, rate_per_ms, tokens, tokens_at, concurrency, max_stalled_count
          FROM queue_state WHERE ns = ?1 AND queue = ?2",
     )
     .db()?
@@ -39,6 +53,7 @@ pub(crate) fn queue_row(conn: &Connection, ns: &str, queue: &str) -> Result<Queu
             rate: count.zip(per_ms).map(|(count, per_ms)| RateLimit { count, per_ms }),
             bucket: tokens.zip(at).map(|(tokens, updated_at)| TokenBucket { tokens, updated_at }),
             concurrency: r.get(5)?,
+            max_stalled: r.get(6)?,
         })
     })
     .optional()
@@ -233,6 +248,7 @@ pub(crate) fn take(
             max_retries: job.max_retries,
             started_at: job.started_at,
             claim_seq: job.claim_seq,
+            stall_count: job.stall_count,
             backoff: job.backoff,
             has_dependents: c.has_dependents,
             cancel_requested: job.cancel_requested,

@@ -1,11 +1,12 @@
-//! [`QueueControl`]: pause, rate limits, concurrency caps, purges and revocation, persisted in
-//! `queue_state` and `revoked_tasks` so every process sharing the file sees them. A revoked
-//! task refuses new enqueues (`TaskRevoked`, checked in `enqueue`); claims do not look at it.
+//! [`QueueControl`]: pause, rate limits, concurrency caps, stall budgets, purges and
+//! revocation, persisted in `queue_state` and `revoked_tasks` so every process sharing the file
+//! sees them. A revoked task refuses new enqueues (`TaskRevoked`, checked in `enqueue`); claims
+//! do not look at it. The stall budget is read by `release_stale`, per job's queue.
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
-    SetRateLimitRequest,
+    SetMaxStalledRequest, SetRateLimitRequest,
 };
 use flexiq_core::transition::Event;
 use flexiq_core::{JobStatus, Result};
@@ -98,13 +99,16 @@ impl QueueControl for SqliteStore {
         self.update_queue(queue, sql, max.map_or(rusqlite::types::Value::Null, |m| i64::from(m).into())).await
     }
 
+    async fn set_max_stalled(&self, req: SetMaxStalledRequest) -> Result<()> {
+        req.validate()?;
+        let SetMaxStalledRequest { queue, max } = req;
+        let sql = "UPDATE queue_state SET max_stalled_count = ?3 WHERE ns = ?1 AND queue = ?2";
+        self.update_queue(queue, sql, max.map_or(rusqlite::types::Value::Null, |m| i64::from(m).into())).await
+    }
+
     async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {
         let (ns, q) = (self.ns(), queue.to_string());
-        self.read(move |conn| {
-            let row = queue_row(conn, &ns, &q)?;
-            Ok(QueueConfig { paused: row.paused, rate_limit: row.rate, concurrency: row.concurrency })
-        })
-        .await
+        self.read(move |conn| Ok(queue_row(conn, &ns, &q)?.config())).await
     }
 
     async fn purge_queue(&self, req: PurgeQueueRequest) -> Result<u64> {

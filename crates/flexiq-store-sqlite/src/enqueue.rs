@@ -4,12 +4,14 @@
 //! dependencies' statuses, read in this transaction; a failed dependency's cancellation is its
 //! follow-up event, applied through the same transition path as every other status change.
 //! A workflow stage holds at most one live row: a job naming a (run, stage) pair that already
-//! has one is `Conflict`, checked before the insert in the same transaction.
+//! has one is `Conflict`, checked before the insert in the same transaction. A LIFO job (a
+//! negative `run_at`) is stamped with the enqueue's own time, so the latest enqueued is
+//! claimed first.
 
 use std::collections::HashMap;
 
 use flexiq_core::start::starting;
-use flexiq_core::store::{EnqueueRequest, Enqueued};
+use flexiq_core::store::{placed_run_at, EnqueueRequest, Enqueued};
 use flexiq_core::{Error, JobId, JobStatus, NewJob, Result};
 use rusqlite::{Connection, OptionalExtension};
 
@@ -35,6 +37,11 @@ fn insert_sql(rows: usize) -> String {
         sql.push_str(INSERT_ROW);
     }
     sql
+}
+
+/// The `run_at` the row of `j` enqueued at `now` carries (see [`placed_run_at`]).
+pub(crate) fn stored_run_at(j: &NewJob, now: i64) -> i64 {
+    placed_run_at(j.run_at, now)
 }
 
 /// Inserts `rows` with as few statements as possible; a duplicate id is `Conflict` naming it.
@@ -63,7 +70,7 @@ pub(crate) fn insert_rows(
             bind(&j.backoff.base_ms)?;
             bind(&j.backoff.max_ms)?;
             bind(&now)?;
-            bind(&j.run_at)?;
+            bind(&stored_run_at(j, now))?;
             bind(&j.unique_key)?;
             bind(&j.metadata)?;
             bind(&j.timeout_ms)?;

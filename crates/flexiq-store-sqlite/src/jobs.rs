@@ -1,4 +1,9 @@
 //! [`JobStore`]: enqueue, claim, fenced acks, leases, cancellation and lookups.
+//!
+//! A lapsed lease is a stall: `release_stale` gives each job its own queue's stall budget, so
+//! the state machine recovers it or, past the budget, fails it with `STALLED`.
+
+use std::collections::HashMap;
 
 use flexiq_core::store::{
     Ack, AckKind, AckRequest, CancelRequest, ClaimRequest, EnqueueRequest, Enqueued, ExpireRunawayRequest,
@@ -10,6 +15,7 @@ use flexiq_core::{AckOutcome, ClaimedJob, Error, Job, JobId, JobStatus, Result};
 use rusqlite::Connection;
 
 use crate::apply::{apply_completions, fire, is_plain_completion, Extras};
+use crate::claim::queue_row;
 use crate::error::SqlResultExt;
 use crate::row::{job_exists, load_job, load_state, load_states, loaded_from_row, Loaded, STATE_COLS};
 use crate::writer::WriteCtx;
@@ -82,22 +88,44 @@ fn running_older_than(ctx: &WriteCtx<'_>, ns: &str, column: &str, cutoff: i64) -
     rows.collect::<rusqlite::Result<_>>().db()
 }
 
+/// Fires `event_of` each running job of `ns` whose `column` is older than `age_ms`; the ids
+/// of those it moved.
 fn sweep(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
     column: &str,
     age_ms: u64,
-    event: Event,
     now: i64,
+    mut event_of: impl FnMut(&Connection, &Loaded) -> Result<Event>,
 ) -> Result<Vec<JobId>> {
     let cutoff = now.saturating_sub(i64::try_from(age_ms).unwrap_or(i64::MAX));
     let mut out = Vec::new();
     for st in running_older_than(ctx, ns, column, cutoff)? {
+        let event = event_of(ctx.conn, &st)?;
         if fire(ctx, ns, &st, &event, now, Extras::default())?.is_some() {
             out.push(JobId::from_trusted(st.id));
         }
     }
     Ok(out)
+}
+
+/// The lost-heartbeat event of `st`: its queue's stall budget, read once per queue a sweep
+/// meets (`budgets`).
+fn heartbeat_lost(
+    conn: &Connection,
+    ns: &str,
+    st: &Loaded,
+    budgets: &mut HashMap<String, u32>,
+) -> Result<Event> {
+    let max_stalled = match budgets.get(&st.queue) {
+        Some(b) => *b,
+        None => {
+            let b = queue_row(conn, ns, &st.queue)?.config().stall_budget();
+            budgets.insert(st.queue.clone(), b);
+            b
+        }
+    };
+    Ok(Event::HeartbeatLost { max_stalled })
 }
 
 /// Jobs in an enqueue small enough to commit on the caller's thread.
@@ -181,7 +209,10 @@ impl JobStore for SqliteStore {
     async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {
         let (ns, ReleaseStaleRequest { stale_after_ms, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
-            sweep(ctx, &ns, "heartbeat_at", stale_after_ms, Event::HeartbeatLost, now)
+            let mut budgets = HashMap::new();
+            sweep(ctx, &ns, "heartbeat_at", stale_after_ms, now, |conn, st| {
+                heartbeat_lost(conn, &ns, st, &mut budgets)
+            })
         })
         .await
     }
@@ -189,7 +220,7 @@ impl JobStore for SqliteStore {
     async fn expire_runaway(&self, req: ExpireRunawayRequest) -> Result<Vec<JobId>> {
         let (ns, ExpireRunawayRequest { absolute_cap_ms, now }) = (self.ns(), req);
         self.write(false, move |ctx| {
-            sweep(ctx, &ns, "started_at", absolute_cap_ms, Event::RunawayExpired, now)
+            sweep(ctx, &ns, "started_at", absolute_cap_ms, now, |_, _| Ok(Event::RunawayExpired))
         })
         .await
     }

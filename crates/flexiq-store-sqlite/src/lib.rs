@@ -16,8 +16,9 @@
 //! Each core store trait is implemented in a file of its name: `jobs.rs` ([`JobStore`]),
 //! `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`,
 //! `maintenance.rs`, `schema.rs` (which also holds the migrations) and `workflow.rs` (with the
-//! fair claim in `workflow_claim.rs`) and `admin.rs` (with the shared removal of jobs and their
-//! history in `removal.rs` and the orphan sweep in `orphans.rs`). Each method checks its request with the request's own
+//! fair claim in `workflow_claim.rs`), `admin.rs` (with the shared removal of jobs and their
+//! history in `removal.rs` and the orphan sweep in `orphans.rs`) and `reschedule.rs` (new delays,
+//! promotion, new priorities, LIFO). Each method checks its request with the request's own
 //! `validate()` from core before touching the file.
 //!
 //! [`JobStore`]: flexiq_core::store::JobStore
@@ -46,6 +47,7 @@ mod options;
 mod orphans;
 mod readers;
 mod removal;
+mod reschedule;
 mod row;
 mod schema;
 mod settings;

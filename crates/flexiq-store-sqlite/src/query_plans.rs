@@ -30,7 +30,8 @@ pub fn orphan_sweeps() -> Vec<PlannedQuery> {
 
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
 /// the ack lookup, the sweeps, the counters, the wake generation, the workflow lookups and
-/// fair claim steps, and the row selections of the admin operations and removals.
+/// fair claim steps, the row selections of the admin operations and removals, and the delayed
+/// rows `promote_jobs` reads.
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -75,6 +76,7 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("removal of a dead letter", crate::removal::DEAD_LETTER_OF_JOB),
         q("removal dependents", crate::removal::DEPENDENTS),
         q("running jobs by worker", crate::maintenance::RUNNING_BY_WORKER),
+        q("promote jobs of a priority", crate::reschedule::DELAYED_AT_PRIORITY),
     ];
     for (what, sql) in crate::admin::obliterate_sqls() {
         out.push(q(&format!("admin obliterate of {what} jobs"), sql));

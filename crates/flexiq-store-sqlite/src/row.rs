@@ -15,10 +15,10 @@ use crate::error::SqlResultExt;
 pub(crate) const JOB_COLS: &str = "id, ns, queue, task, payload, priority, status, attempt, max_retries, \
     backoff_base, backoff_max, created_at, run_at, started_at, heartbeat_at, finished_at, worker_id, \
     result, last_error, unique_key, metadata, progress, timeout_ms, cancel_requested, group_key, \
-    wf_run, wf_stage, wf_version, claim_seq, has_deps";
+    wf_run, wf_stage, wf_version, claim_seq, stall_count, has_deps";
 
 /// How many columns [`JOB_COLS`] names.
-pub(crate) const JOB_COL_COUNT: usize = 30;
+pub(crate) const JOB_COL_COUNT: usize = 31;
 
 fn status_at(r: &Row<'_>, i: usize) -> rusqlite::Result<JobStatus> {
     let code: u8 = r.get(i)?;
@@ -59,8 +59,9 @@ pub(crate) fn job_from_row(r: &Row<'_>, o: usize) -> rusqlite::Result<(Job, bool
         workflow_stage_id: r.get(o + 26)?,
         workflow_version: r.get(o + 27)?,
         claim_seq: r.get(o + 28)?,
+        stall_count: r.get(o + 29)?,
     };
-    Ok((job, r.get(o + 29)?))
+    Ok((job, r.get(o + 30)?))
 }
 
 /// Fills `depends_on` of the jobs flagged as having dependencies.
@@ -126,6 +127,8 @@ pub(crate) struct Loaded {
     pub(crate) started_at: Option<i64>,
     /// Claims so far (the fence's claim sequence while running).
     pub(crate) claim_seq: u64,
+    /// Lapsed leases recovered so far.
+    pub(crate) stall_count: u32,
     /// Backoff policy.
     pub(crate) backoff: Backoff,
     /// Whether other jobs depend on it.
@@ -136,7 +139,7 @@ pub(crate) struct Loaded {
 
 /// Columns of [`Loaded`], in [`loaded_from_row`] order.
 pub(crate) const STATE_COLS: &str = "id, queue, task, status, attempt, max_retries, started_at, \
-    backoff_base, backoff_max, has_dependents, cancel_requested, rowid, claim_seq";
+    backoff_base, backoff_max, has_dependents, cancel_requested, rowid, claim_seq, stall_count";
 
 /// Builds a [`Loaded`] from [`STATE_COLS`] at column 0.
 pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
@@ -153,6 +156,7 @@ pub(crate) fn loaded_from_row(r: &Row<'_>) -> rusqlite::Result<Loaded> {
         cancel_requested: r.get(10)?,
         rowid: r.get(11)?,
         claim_seq: r.get(12)?,
+        stall_count: r.get(13)?,
     })
 }
 
@@ -206,6 +210,7 @@ impl Loaded {
             max_retries: self.max_retries,
             started_at: self.started_at,
             claim_seq: self.claim_seq,
+            stall_count: self.stall_count,
             backoff: self.backoff,
         }
     }

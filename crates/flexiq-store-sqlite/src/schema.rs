@@ -33,10 +33,11 @@ const MIGRATIONS: &[(u32, Step)] = &[
     (3, Step::Code(v3_claim_seq)),
     (4, Step::Code(v4_workflows)),
     (5, Step::Sql(V5)),
+    (6, Step::Code(v6_stalls)),
 ];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 5;
+pub(crate) const LATEST: u32 = 6;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -390,6 +391,26 @@ CREATE INDEX IF NOT EXISTS dead_letters_queue ON dead_letters(ns, queue);
 CREATE INDEX IF NOT EXISTS task_metrics_job ON task_metrics(job_id);
 "#;
 
+/// Version 6: stalled recovery. Every table that keeps job rows gains `stall_count` (lapsed
+/// leases the job was recovered from; rows written before it read 0, as no stall was counted
+/// then), and `queue_state` gains `max_stalled_count` beside the queue's other controls (NULL:
+/// the default budget). A table that already has its column is left as it is, so the step can
+/// run twice.
+fn v6_stalls(conn: &Connection) -> Result<()> {
+    for table in JOB_TABLES {
+        if !has_column(conn, table, "stall_count")? {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN stall_count INTEGER NOT NULL DEFAULT 0"
+            ))
+            .db()?;
+        }
+    }
+    if !has_column(conn, "queue_state", "max_stalled_count")? {
+        conn.execute_batch("ALTER TABLE queue_state ADD COLUMN max_stalled_count INTEGER").db()?;
+    }
+    Ok(())
+}
+
 fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
     conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
@@ -518,7 +539,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -538,7 +559,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -586,7 +607,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -604,11 +625,40 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
+    }
+
+    #[test]
+    fn the_stall_step_reads_old_rows_as_never_stalled_and_leaves_a_column_already_there() {
+        let conn = version_2_file();
+        insert_job(&conn, "jobs", "running", 1, 2);
+        insert_job(&conn, "archived_jobs", "old", 2, 1);
+        conn.execute_batch(
+            "ALTER TABLE queue_state ADD COLUMN max_stalled_count INTEGER;
+             INSERT INTO queue_state (ns, queue, concurrency, max_stalled_count) VALUES ('default', 'q', 2, 3);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6]);
+        let stalls = |table: &str, id: &str| -> u32 {
+            conn.query_row(&format!("SELECT stall_count FROM {table} WHERE id = ?1"), [id], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!((stalls("jobs", "running"), stalls("archived_jobs", "old")), (0, 0));
+        let budget = || -> (u32, u32) {
+            conn.query_row(
+                "SELECT concurrency, max_stalled_count FROM queue_state WHERE queue = 'q'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(budget(), (2, 3), "an existing column keeps its values");
+        v6_stalls(&conn).unwrap();
+        assert_eq!(budget(), (2, 3));
     }
 
     #[test]

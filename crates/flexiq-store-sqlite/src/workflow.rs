@@ -43,9 +43,9 @@ pub(crate) const RUN_UNSTARTED: &str = "SELECT id FROM jobs
     WHERE ns = ?1 AND wf_run = ?2 AND wf_run IS NOT NULL AND status IN (0, 6, 7) ORDER BY created_at, id";
 
 /// The in-place rewrite of a replaced stage: the new job's definition, and the state of a job
-/// never claimed. The id, `created_at` and claim sequence stay.
+/// never claimed (no attempts, no stalls). The id, `created_at` and claim sequence stay.
 const REPLACE: &str = "UPDATE jobs SET queue = ?2, task = ?3, payload = ?4, priority = ?5, status = ?6,
-    attempt = 0, max_retries = ?7, backoff_base = ?8, backoff_max = ?9, run_at = ?10, started_at = NULL,
+    attempt = 0, stall_count = 0, max_retries = ?7, backoff_base = ?8, backoff_max = ?9, run_at = ?10, started_at = NULL,
     heartbeat_at = NULL, finished_at = NULL, worker_id = NULL, result = NULL, last_error = NULL,
     unique_key = NULL, metadata = ?11, progress = NULL, timeout_ms = ?12, cancel_requested = 0,
     group_key = ?13, wf_version = ?14, has_deps = 0
@@ -56,7 +56,7 @@ pub(crate) fn stage_state(conn: &Connection, ns: &str, run: &str, stage: &str) -
 }
 
 /// Rewrites the row `old` as the never-claimed job `j`, keeping its id, and moves its counters.
-fn replace(ctx: &mut WriteCtx<'_>, ns: &str, old: &Loaded, j: &NewJob) -> Result<()> {
+fn replace(ctx: &mut WriteCtx<'_>, ns: &str, old: &Loaded, j: &NewJob, now: i64) -> Result<()> {
     let conn = ctx.conn;
     let pending = JobStatus::Pending;
     conn.prepare_cached(REPLACE)
@@ -71,7 +71,7 @@ fn replace(ctx: &mut WriteCtx<'_>, ns: &str, old: &Loaded, j: &NewJob) -> Result
             j.max_retries,
             j.backoff.base_ms,
             j.backoff.max_ms,
-            j.run_at,
+            enqueue::stored_run_at(j, now),
             j.metadata,
             j.timeout_ms,
             j.group_key,
@@ -99,7 +99,7 @@ pub(crate) fn upsert(ctx: &mut WriteCtx<'_>, ns: &str, req: UpsertStagesRequest)
         };
         match stage_state(ctx.conn, ns, run, stage)? {
             Some(old) => {
-                replace(ctx, ns, &old, &j)?;
+                replace(ctx, ns, &old, &j, req.now)?;
                 out.push(JobId::from_trusted(old.id));
             }
             None => {

@@ -51,7 +51,7 @@ pub async fn workflow_zombie_late_acks_are_superseded(h: &dyn Harness) {
         j.last_error
     );
     let live = claim_stage(&*s, &id, at(5_001)).await;
-    assert_eq!(live.fence.attempt, 2);
+    assert_eq!((live.fence.attempt, live.fence.claim_seq), (1, 2), "a stall gives the attempt back");
     assert_ne!(live.fence, zombie.fence);
     let before = get(&*s, &id).await;
     let errors_before = s.job_errors(&id).await.unwrap().len();

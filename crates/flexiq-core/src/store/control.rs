@@ -13,7 +13,47 @@ pub struct QueueConfig {
     pub rate_limit: Option<RateLimit>,
     /// Most running jobs across all workers.
     pub concurrency: Option<u32>,
+    /// Stalls (lapsed leases) a job may recover from before it fails with `STALLED`;
+    /// `None` means [`DEFAULT_MAX_STALLED_COUNT`].
+    pub max_stalled_count: Option<u32>,
 }
+
+/// Stalls a job may recover from when its queue sets no budget.
+pub const DEFAULT_MAX_STALLED_COUNT: u32 = 1;
+
+impl QueueConfig {
+    /// The stall budget in force.
+    pub fn stall_budget(&self) -> u32 {
+        self.max_stalled_count.unwrap_or(DEFAULT_MAX_STALLED_COUNT)
+    }
+}
+
+/// Set or clear a queue's stall budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetMaxStalledRequest {
+    /// The queue.
+    pub queue: String,
+    /// Stalls a job may recover from (0: the first stall fails it); `None` restores the
+    /// default of [`DEFAULT_MAX_STALLED_COUNT`].
+    pub max: Option<u32>,
+}
+
+impl SetMaxStalledRequest {
+    /// Checks the queue name and that the budget is at most [`MAX_STALLED_LIMIT`].
+    pub fn validate(&self) -> Result<()> {
+        validate_name("queue name", &self.queue)?;
+        if let Some(m) = self.max.filter(|m| *m > MAX_STALLED_LIMIT) {
+            return Err(Error::invalid(format!(
+                "max_stalled_count {m} of queue {} is over the limit of {MAX_STALLED_LIMIT}",
+                self.queue
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Largest stall budget accepted.
+pub const MAX_STALLED_LIMIT: u32 = 10_000;
 
 /// Set or clear a queue's rate limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +139,8 @@ pub trait QueueControl: Send + Sync {
     async fn set_rate_limit(&self, req: SetRateLimitRequest) -> Result<()>;
     /// Sets or clears a queue's concurrency cap (at least 1).
     async fn set_concurrency(&self, req: SetConcurrencyRequest) -> Result<()>;
+    /// Sets or clears a queue's stall budget (see [`QueueConfig::max_stalled_count`]).
+    async fn set_max_stalled(&self, req: SetMaxStalledRequest) -> Result<()>;
     /// A queue's controls (defaults for an unknown queue).
     async fn queue_config(&self, queue: &str) -> Result<QueueConfig>;
     /// Cancels every pending (and delayed, waiting or suspended) job of a queue; rows stay.

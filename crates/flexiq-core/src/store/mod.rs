@@ -2,7 +2,7 @@
 //!
 //! One file per trait, and every store implements each trait in a file of the same name
 //! (`jobs.rs`, `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`,
-//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`, `admin.rs`). A method takes nothing, one typed value (a
+//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`, `admin.rs`, `reschedule.rs`). A method takes nothing, one typed value (a
 //! [`JobId`](crate::JobId), a queue, task or key name, a record), or one request struct named
 //! for it (`archive_terminal` takes [`ArchiveTerminalRequest`]) whose fields carry their units
 //! (`cutoff_ms`, `ttl_ms`) and the injected `now` (Unix ms, so tests control time). The rules
@@ -21,6 +21,7 @@ mod inspect;
 mod jobs;
 mod leadership;
 mod maintenance;
+mod reschedule;
 mod schema;
 mod settings;
 mod validate;
@@ -32,7 +33,7 @@ pub use admin::{
 };
 pub use control::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
-    SetRateLimitRequest,
+    SetMaxStalledRequest, SetRateLimitRequest, DEFAULT_MAX_STALLED_COUNT, MAX_STALLED_LIMIT,
 };
 pub use dead::{
     DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, PurgeDeadRequest, RetryDeadRequest,
@@ -51,6 +52,11 @@ pub use jobs::{
 };
 pub use leadership::{AcquireLeaseRequest, Leadership, LeaseRequest, ReleaseLeaseRequest};
 pub use maintenance::{ArchiveTerminalRequest, Maintenance, PruneWorkersRequest, RetentionRequest};
+pub use reschedule::{
+    is_lifo, lifo_run_at, placed_run_at, plan_change_delay, plan_change_priority, plan_promote,
+    validate_priority, wrong_state, ChangeDelayRequest, ChangePriorityRequest, PromoteJobsRequest,
+    PromoteRequest, Reschedule, MAX_PRIORITY,
+};
 pub use schema::Schema;
 pub use settings::{SetSettingIfRequest, SetSettingRequest, Settings};
 pub use workflow::{
@@ -72,6 +78,7 @@ pub trait Store:
     + Schema
     + Workflows
     + Admin
+    + Reschedule
 {
     /// The namespace this handle is scoped to.
     fn namespace(&self) -> &str;

@@ -28,12 +28,6 @@ impl NewJob {
                 self.payload.len()
             )));
         }
-        if self.run_at < 0 {
-            return Err(Error::invalid(format!(
-                "run_at {} of job {id} is before the Unix epoch",
-                self.run_at
-            )));
-        }
         if self.max_retries > MAX_RETRIES_LIMIT {
             return Err(Error::invalid(format!(
                 "max_retries {} of job {id} is over the limit of {MAX_RETRIES_LIMIT}",
@@ -157,8 +151,8 @@ mod tests {
         j.payload = vec![0; MAX_PAYLOAD_BYTES + 1];
         assert!(msg(j.validate()).contains(j.id.as_str()));
         let mut j = job("t");
-        j.run_at = -1;
-        assert!(msg(j.validate()).contains("before the Unix epoch"));
+        j.run_at = crate::store::lifo_run_at(5);
+        j.validate().expect("a LIFO job's negative run_at is valid");
         let mut j = job("t");
         j.max_retries = MAX_RETRIES_LIMIT + 1;
         assert!(msg(j.validate()).contains("max_retries"));

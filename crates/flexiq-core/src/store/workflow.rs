@@ -92,6 +92,12 @@ impl UpsertStagesRequest {
             if let Some(v) = &j.workflow_version {
                 validate_name("definition_version", v)?;
             }
+            if j.run_at < 0 {
+                return Err(Error::invalid(format!(
+                    "run_at {} of stage {stage} of run {run} is before the Unix epoch (stages cannot be LIFO)",
+                    j.run_at
+                )));
+            }
             if !j.depends_on.is_empty() || j.unique_key.is_some() {
                 return Err(Error::invalid(format!(
                     "stage {stage} of run {run} cannot carry dependencies or a unique key"

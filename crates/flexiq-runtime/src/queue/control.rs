@@ -4,7 +4,7 @@
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, RequeueRequest, SetConcurrencyRequest,
-    SetRateLimitRequest,
+    SetMaxStalledRequest, SetRateLimitRequest,
 };
 use flexiq_core::RateLimit;
 
@@ -81,6 +81,26 @@ impl Queue {
     /// Removes a queue's concurrency cap.
     pub async fn clear_queue_concurrency(&self, queue: &str) -> Result<()> {
         Ok(self.store.set_concurrency(SetConcurrencyRequest { queue: queue.to_string(), max: None }).await?)
+    }
+
+    /// Sets how many stalls (lapsed leases) a job of `queue` recovers from before it fails
+    /// with `STALLED` (0 to 10,000; 0 fails the first stall).
+    pub async fn set_queue_max_stalled(&self, queue: &str, max_stalled_count: i64) -> Result<()> {
+        let max = u32::try_from(max_stalled_count).map_err(|_| {
+            Error::invalid(format!(
+                "max_stalled_count {max_stalled_count} of queue {queue} must not be negative"
+            ))
+        })?;
+        let req = SetMaxStalledRequest { queue: queue.to_string(), max: Some(max) };
+        req.validate()?;
+        Ok(self.store.set_max_stalled(req).await?)
+    }
+
+    /// Restores a queue's stall budget to the default (1).
+    pub async fn clear_queue_max_stalled(&self, queue: &str) -> Result<()> {
+        let req = SetMaxStalledRequest { queue: queue.to_string(), max: None };
+        req.validate()?;
+        Ok(self.store.set_max_stalled(req).await?)
     }
 
     /// A queue's persisted controls (defaults for a queue never configured).

@@ -15,6 +15,7 @@ mod control;
 mod dead;
 mod jobs;
 mod listing;
+mod reschedule;
 mod stats;
 mod wait;
 mod workflow;

@@ -14,6 +14,7 @@ mod queue_listing;
 mod queue_stats;
 mod queue_wait;
 mod reliability;
+mod reschedule;
 mod services;
 mod worker;
 mod workflow;

@@ -1,5 +1,5 @@
 //! Wake-ups: LISTEN reconnects after its backend is terminated, delayed jobs wake waiters when
-//! they come due, and job waits wake on another process's changes.
+//! they come due or are promoted, and job waits wake on another process's changes.
 
 use std::time::{Duration, Instant};
 
@@ -111,5 +111,28 @@ async fn wait_for_job_wakes_on_another_stores_ack() {
     b.ack(AckRequest { acks: completes(&got), now: now_ms() }).await.unwrap();
     let d = handle.await.unwrap().saturating_duration_since(t);
     assert!(d < Duration::from_millis(600), "woke {d:?} after the ack");
+    drop_schema(&schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promoting_a_delayed_job_wakes_another_stores_waiter() {
+    use flexiq_core::store::{PromoteRequest, Reschedule};
+
+    let schema = fresh_schema("promwake");
+    let waiter = open(&schema, 2).await;
+    let mover = open(&schema, 2).await;
+    wait_for_listeners(&schema, 2, &[]).await;
+    let opts = EnqueueOptions { queue: Some("q".into()), delay_ms: Some(60_000), ..Default::default() };
+    let now = now_ms();
+    let j = NewJob::build("t", vec![], opts, now).unwrap();
+    let id = j.id.clone();
+    mover.enqueue(EnqueueRequest { jobs: vec![j], max_pending: None, now }).await.unwrap();
+    // The waiter would sleep out its 1 s poll: only the promotion's NOTIFY explains an early wake.
+    let d = woke_after(&waiter, async {
+        mover.promote(PromoteRequest { job_id: id.clone(), now: now_ms() }).await.unwrap();
+    })
+    .await;
+    assert!(d < Duration::from_millis(600), "woke {d:?} after the promotion");
+    assert_eq!(claim(&waiter, "q", 5, "w", now_ms()).await.unwrap().len(), 1);
     drop_schema(&schema).await;
 }

@@ -1,5 +1,6 @@
 //! PostgreSQL-specific integration tests: migrations and roles, query plans, limits across
-//! pools, LISTEN/NOTIFY reconnects, connection loss and multiple worker processes.
+//! pools, LISTEN/NOTIFY reconnects, connection loss, multiple worker processes and LIFO in
+//! every claim path.
 
 mod bulk;
 mod chaos;
@@ -12,5 +13,6 @@ mod limits;
 mod listen;
 mod migrate;
 mod multiprocess;
+mod reschedule;
 mod revoke;
 mod upgrade;

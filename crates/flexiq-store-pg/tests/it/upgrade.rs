@@ -20,6 +20,7 @@ const FILES: &[(u32, &str)] = &[
     (6, include_str!("../../src/migrations/0006_workflow_stages.sql")),
     (7, include_str!("../../src/migrations/0007_dead_letter_stages.sql")),
     (8, include_str!("../../src/migrations/0008_admin_indexes.sql")),
+    (9, include_str!("../../src/migrations/0009_stall_count.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.
@@ -199,6 +200,78 @@ async fn upgrading_from_version_6_lets_a_dead_stage_be_revived_in_place() {
     assert_eq!(s.get(&jid(plain)).await.unwrap().unwrap().status, JobStatus::Dead);
     let st = s.stats(None).await.unwrap();
     assert_eq!((st.pending, st.dead), (2, 1), "the counts follow the revived row");
+    flexiq_core::Store::close(&s).await.unwrap();
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn upgrading_from_version_8_counts_stalls_from_zero_against_the_default_budget() {
+    use flexiq_core::store::{QueueConfig, QueueControl, ReleaseStaleRequest, SetMaxStalledRequest};
+    use flexiq_core::transition::{LEASE_HEARTBEAT_LOST, STALLED};
+
+    let schema = fresh_schema("up9");
+    schema_at(&schema, 8).await;
+    let a = admin().await;
+    let (running, archived) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+    let t = now_ms() - 10_000;
+    // What a version-8 build left: a running job whose worker went away, an archived job, and
+    // the queue's controls row with a concurrency cap.
+    let cols =
+        "id, namespace, queue, task, payload, priority, status, attempt, max_retries, backoff_base_ms, \
+        backoff_max_ms, created_at, run_at, started_at, heartbeat_at, worker_id, claim_seq";
+    let vals = "$1, 'default', 'q', 't', '\\x7b7d', 0, $2, 1, 3, 1000, 60000, $3, $3, $3, $3, 'w', 1";
+    a.execute(&format!("INSERT INTO \"{schema}\".jobs ({cols}) VALUES ({vals})"), &[&running, &1i16, &t])
+        .await
+        .unwrap();
+    let sql = format!(
+        "INSERT INTO \"{schema}\".archived_jobs ({cols}, finished_at, archived_at) VALUES ({vals}, $3, $3)"
+    );
+    a.execute(&sql, &[&archived, &2i16, &t]).await.unwrap();
+    a.execute(
+        &format!(
+            "INSERT INTO \"{schema}\".queues (namespace, queue, concurrency) VALUES ('default', 'q', 4)"
+        ),
+        &[],
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, versions_from(9));
+    let s = open(&schema, 2).await;
+    let id = JobId::from_trusted(running.hyphenated().to_string());
+    let j = s.get(&id).await.unwrap().expect("the running job survives the upgrade");
+    assert_eq!(
+        (j.status, j.attempt, j.stall_count),
+        (JobStatus::Running, 1, 0),
+        "existing rows never stalled"
+    );
+    let old = s.list_archived(ListArchivedRequest { limit: 10, offset: 0 }).await.unwrap();
+    assert_eq!((old.len(), old[0].stall_count), (1, 0));
+    let config = s.queue_config("q").await.unwrap();
+    assert_eq!(
+        config,
+        QueueConfig { concurrency: Some(4), ..QueueConfig::default() },
+        "no budget of its own"
+    );
+
+    // The default budget of 1: the first stall gives the attempt back, the second fails it.
+    let stall = |now| ReleaseStaleRequest { stale_after_ms: 1_000, now };
+    assert_eq!(s.release_stale(stall(now_ms())).await.unwrap(), vec![id.clone()]);
+    let j = s.get(&id).await.unwrap().unwrap();
+    assert_eq!((j.status, j.attempt, j.stall_count), (JobStatus::Pending, 0, 1));
+    assert!(j.last_error.unwrap_or_default().starts_with(LEASE_HEARTBEAT_LOST));
+    let now = now_ms();
+    assert_eq!(crate::common::claim(&s, "q", 1, "w2", now).await.unwrap().len(), 1);
+    assert_eq!(s.release_stale(stall(now + 2_000)).await.unwrap(), vec![id.clone()]);
+    let j = s.get(&id).await.unwrap().unwrap();
+    assert_eq!((j.status, j.stall_count), (JobStatus::Dead, 2));
+    assert!(j.last_error.unwrap_or_default().starts_with(STALLED));
+
+    // The migrated controls row takes a budget beside its cap, and clearing it keeps the cap.
+    s.set_max_stalled(SetMaxStalledRequest { queue: "q".into(), max: Some(5) }).await.unwrap();
+    assert_eq!(s.queue_config("q").await.unwrap().stall_budget(), 5);
+    s.set_max_stalled(SetMaxStalledRequest { queue: "q".into(), max: None }).await.unwrap();
+    assert_eq!(s.queue_config("q").await.unwrap(), config);
     flexiq_core::Store::close(&s).await.unwrap();
     drop_schema(&schema).await;
 }

@@ -262,7 +262,7 @@ elseif op == 'drain' then
       if redis.call('HGET', B .. ':j:' .. id, 'st') == PENDING then ids[#ids + 1] = id end
     end
     for _, m in ipairs(redis.call('ZRANGE', B .. ':rd:' .. q, 0, -1)) do
-      if tonumber(string.sub(m, 1, 16)) <= now then pending(string.sub(m, 18)) end
+      if rmem_at(m) <= now then pending(string.sub(m, 18)) end
     end
     for _, id in ipairs(redis.call('ZRANGE', B .. ':dy:' .. q, '-inf', now, 'BYSCORE')) do pending(id) end
   end
@@ -325,7 +325,8 @@ elseif op == 'sweep' then
 elseif op == 'retry' then
   -- ARGV: op, queue, status code (failed, dead or completed), count, now. Each job, oldest
   -- finished first, is rewritten in place as a fresh pending job due now (the prelude's
-  -- `replace`: attempt 0, claim sequence kept); a dead one's entry goes. Returns how many.
+  -- `replace`: attempt 0, stall count 0, claim sequence kept); a dead one's entry goes.
+  -- Returns how many.
   local q, st, count, at = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
   local now = tonumber(at)
   local ids = oldest_finished(q, st, nil, count)

@@ -31,7 +31,7 @@ for _, q in ipairs(queues) do
         if #page == 0 then break end
         for k = 1, #page, 2 do
           local m = page[k]
-          local r = tonumber(string.sub(m, 1, 16))
+          local r = rmem_at(m)
           local id = string.sub(m, 18)
           if r <= now then
             if got == 0 then sources = sources + 1 end
@@ -49,7 +49,7 @@ end
 if sources > 1 then
   table.sort(cands, function(a, b)
     if a.s ~= b.s then return a.s < b.s end
-    return a.m < b.m
+    return lt(a.m, b.m)
   end)
 end
 local out = {}

@@ -8,7 +8,7 @@ local B = KEYS[1]
 local WAKE = {}
 -- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
 local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r', 'sa', 'hb', 'f', 'w',
-  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws', 'cs', 'wv' }
+  'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws', 'cs', 'wv', 'sc' }
 
 local function pad(n) return string.format('%016d', n) end
 -- `pad` for a number already held as its decimal string (no float formatting).
@@ -16,7 +16,22 @@ local function pads(s)
   if string.byte(s, 1) == 45 then return pad(tonumber(s)) end
   return string.rep('0', 16 - #s) .. s
 end
-local function rmem(r, id) return pad(r) .. '|' .. id end
+-- A ready-set member `<run_at>|<id>`. Members of one priority (one score) sort by their bytes,
+-- so run_at takes sixteen characters whose byte order is numeric order, negative (LIFO) ones
+-- included: `pad` for run_at >= 0, and for run_at < 0 a '-' (below every digit) and fifteen
+-- digits of LIFO_SPAN + run_at, so the more negative sorts first (run_at below 1 - LIFO_SPAN
+-- reads as that bound). `rmem_at` reads it back; `keys::ready_member` writes the same in Rust.
+local LIFO_SPAN = 1000000000000000
+local function rmem(r, id)
+  if r < 0 then
+    return '-' .. string.format('%015d', LIFO_SPAN + math.max(r, 1 - LIFO_SPAN)) .. '|' .. id
+  end
+  return pad(r) .. '|' .. id
+end
+local function rmem_at(m)
+  if string.byte(m, 1) == 45 then return tonumber(string.sub(m, 2, 16)) - LIFO_SPAN end
+  return tonumber(string.sub(m, 1, 16))
+end
 -- The combined listing indexes: jobs of one status in one queue, and in one task.
 local function ix_sq(st, q) return B .. ':ix:sq:' .. st .. ':' .. q end
 local function ix_st(st, t) return B .. ':ix:st:' .. st .. ':' .. t end
@@ -147,8 +162,9 @@ local function lt(a, b)
   return #a < #b
 end
 
--- Fields a job rewritten as a fresh pending job loses: what belonged to its earlier attempts.
-local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr' }
+-- Fields a job rewritten as a fresh pending job loses: what belonged to its earlier attempts,
+-- its stall count among them (a hash without `sc` reads 0).
+local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr', 'sc' }
 
 -- Rewrites job `id`, read as `o` (`load`), in place as a fresh pending job: `set` holds the
 -- fields to write and `del` the fields to remove, besides the claim sequence (kept: attempt 0

@@ -9,8 +9,9 @@ local PENDING = tostring(ST.pending)
 if op == 'upsert' then
   -- Inserts each stage, or replaces the job its (run, stage) pair already has in place: same
   -- id, created_at, queue and claim sequence; the new task, payload, priority, run_at, retry
-  -- budget, backoff, timeout, metadata, group and version; status pending, attempt 0 and no
-  -- worker, lease, start, finish, result, progress, cancel request or last error. Its version
+  -- budget, backoff, timeout, metadata, group and version; status pending, attempt 0, stall
+  -- count 0 and no worker, lease, start, finish, result, progress, cancel request or last
+  -- error. Its version
   -- moves, so a plan decided on the old row commits nothing, and its old attempt's fence no
   -- longer matches. A revoked task refuses the whole call before any write.
   -- ARGV: op, now, njobs, per job: id, queue, task, payload, priority, run_at, max_retries,
@@ -172,7 +173,7 @@ elseif op == 'claim' then
           for k = 1, #page, 2 do
             local m = page[k]
             local id = string.sub(m, 18)
-            if tonumber(string.sub(m, 1, 16)) <= now then
+            if rmem_at(m) <= now then
               local f = redis.call('HMGET', B .. ':j:' .. id, 'st', 't', 'wv', 'g', 'wr')
               if f[5] and CLAIMABLE[tonumber(f[1])] and serves(f[2], f[3]) then
                 local g = cap and (f[4] or '') or ''
@@ -295,8 +296,8 @@ elseif op == 'revive' then
   -- Retries a dead stage in place, since its (run, stage) pair holds one row: the entry's job,
   -- while it is still that dead row, becomes pending again as the upsert replaces a row (same
   -- id, claim sequence, task, payload, priority, retry budget, backoff, timeout, metadata,
-  -- run, stage, version and group; attempt 0, run_at now, no worker, lease, start, finish,
-  -- result, progress, cancel request or last error), and the entry goes. A revoked task
+  -- run, stage, version and group; attempt 0, stall count 0, run_at now, no worker, lease,
+  -- start, finish, result, progress, cancel request or last error), and the entry goes. A revoked task
   -- refuses it, as it refuses an upsert. A stage re-enqueued since it died is not dead any
   -- more and is refused with `FLEXIQ_CONFLICT`, so a stale entry neither supersedes nor
   -- repeats newer work. Returns the id, or 0, writing nothing, when the job is not a stage row

@@ -1,6 +1,7 @@
 //! The plain enqueue path (`enqueue_plain.lua`, writes laid out by the client) and the general
-//! one (`enqueue.lua`) must leave identical keys: the same batch goes through each into its own
-//! namespace, and every key of the two namespaces is compared.
+//! one (`enqueue.lua`) must leave identical keys: the same batch (LIFO jobs among them, whose
+//! ready-set members each path encodes on its own) goes through each into its own namespace,
+//! and every key of the two namespaces is compared.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,7 @@ fn batch() -> Vec<NewJob> {
                 delay_ms: (i % 5 == 0).then_some(60_000),
                 timeout_ms: (i % 7 == 0).then_some(5_000),
                 metadata: (i % 11 == 0).then(|| format!("{{\"n\":{i}}}")),
+                lifo: i % 5 != 0 && i % 13 == 0,
                 ..Default::default()
             };
             NewJob::build(["a", "b"][i % 2], format!("{i}").into_bytes(), opts, NOW).unwrap()

@@ -2,7 +2,8 @@
 //! (old files upgraded, workflow stages included), the self-contained file a close leaves, a
 //! batch fair claim against single claims in a row, and the query plans of the hot, listing and
 //! workflow queries, and the admin operations on the file itself (orphans planted with raw SQL,
-//! archived copies, the schema version 5 upgrade).
+//! archived copies, the schema version 5 upgrade), the schema version 6 upgrade (stall counts
+//! and budgets) and the stall count cleared wherever a row starts over in place.
 
 mod admin;
 mod close;
@@ -10,9 +11,11 @@ mod fair_batch;
 mod fences;
 mod migrate;
 mod migrate_admin;
+mod migrate_stalls;
 mod migrate_workflow;
 mod open;
 mod plans;
+mod stalls;
 mod two_process;
 
 use flexiq_core::{EnqueueOptions, NewJob};

@@ -1,5 +1,6 @@
 //! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup, the sweeps,
-//! the workflow lookups and fair claim steps and the admin selections: index seeks only, no full
+//! the workflow lookups and fair claim steps, the admin selections and the delayed rows a
+//! promotion reads: index seeks only, no full
 //! table scans, no temporary b-trees for ordering. The orphan sweeps walk their own side table
 //! and nothing else.
 
@@ -123,6 +124,19 @@ fn admin_selections_and_removals_seek_their_indexes() {
         let lines = plan(&conn, &q.sql);
         assert!(lines.iter().any(|l| l.starts_with("SEARCH") && l.contains(index)), "{name}: {lines:?}");
     }
+}
+
+#[test]
+fn a_promotion_seeks_one_priority_of_the_claim_index_by_run_at() {
+    let (_dir, conn) = fresh_file("promote.db");
+    let queries = planned_queries();
+    let q = queries
+        .iter()
+        .find(|q| q.name == "promote jobs of a priority")
+        .expect("the promotion query is planned");
+    let lines = plan(&conn, &q.sql);
+    let index = "USING INDEX jobs_claim (ns=? AND queue=? AND priority=? AND run_at>? AND run_at<?)";
+    assert!(lines.iter().any(|l| l.starts_with("SEARCH") && l.contains(index)), "{lines:?}");
 }
 
 #[test]

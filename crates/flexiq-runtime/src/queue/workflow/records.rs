@@ -321,6 +321,7 @@ mod tests {
             workflow_stage_id: job.workflow_stage_id,
             workflow_version: job.workflow_version,
             claim_seq: 1,
+            stall_count: 0,
         };
         let r = WorkflowJobRecord::from(stored.clone());
         assert_eq!(
