@@ -41,6 +41,7 @@ pub(crate) fn job<'py>(py: Python<'py>, j: &Job) -> PyResult<Bound<'py, PyDict>>
     d.set_item("group_key", j.group_key.as_deref())?;
     d.set_item("workflow_run_id", j.workflow_run_id.as_deref())?;
     d.set_item("workflow_stage_id", j.workflow_stage_id.as_deref())?;
+    d.set_item("stall_count", j.stall_count)?;
     Ok(d)
 }
 

@@ -5,9 +5,9 @@
 //! `enqueue_many` hand that dict here, so each option is checked and converted in exactly
 //! one place. Keys: `queue`, `priority`, `delay_ms` (ms from now), `run_at` (Unix ms),
 //! `max_retries`, `backoff_ms`, `backoff_max_ms`, `timeout_ms` (ms), `unique_key`,
-//! `metadata` (JSON object text), `depends_on` (job ids), `group_key`. A missing key or
-//! `None` leaves the engine's default; an unknown key, a wrong type or a number out of
-//! range is `InvalidArgument` naming the key.
+//! `metadata` (JSON object text), `depends_on` (job ids), `group_key`, `lifo` (bool). A
+//! missing key or `None` leaves the engine's default; an unknown key, a wrong type or a
+//! number out of range is `InvalidArgument` naming the key.
 
 use flexiq_core::{Backoff, EnqueueOptions};
 use pyo3::prelude::*;
@@ -16,7 +16,7 @@ use pyo3::types::{PyBool, PyDict, PyInt};
 use crate::errors::invalid;
 
 /// Every key an options dict may carry.
-pub(crate) const KEYS: [&str; 12] = [
+pub(crate) const KEYS: [&str; 13] = [
     "queue",
     "priority",
     "delay_ms",
@@ -29,6 +29,7 @@ pub(crate) const KEYS: [&str; 12] = [
     "metadata",
     "depends_on",
     "group_key",
+    "lifo",
 ];
 
 /// The value of `key`, `None` when absent or `None`; a wrong type names the key.
@@ -42,6 +43,17 @@ fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, what: 
             }
         }),
         _ => Ok(None),
+    }
+}
+
+/// A flag, `false` when absent or `None`; only a `bool` is one (not 0 or 1).
+fn flag(d: &Bound<'_, PyDict>, key: &str) -> PyResult<bool> {
+    match d.get_item(key)? {
+        Some(v) if v.is_instance_of::<PyBool>() => v.extract(),
+        Some(v) if !v.is_none() => {
+            Err(invalid(format!("enqueue option {key} must be a bool, not {}", type_name(&v))))
+        }
+        _ => Ok(false),
     }
 }
 
@@ -95,6 +107,7 @@ pub(crate) fn enqueue_options(d: Option<&Bound<'_, PyDict>>) -> PyResult<Enqueue
         metadata: get(d, "metadata", "JSON object text")?,
         depends_on: get::<Vec<String>>(d, "depends_on", "a list of job ids")?.unwrap_or_default(),
         group_key: get(d, "group_key", "a string")?,
+        lifo: flag(d, "lifo")?,
         ..Default::default()
     })
 }

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
 
-from flexiq import Conflict, InvalidArgument, JobFailed, NotFound, Queue
+from flexiq import Conflict, InvalidArgument, JobFailed, JobNotFound, NotFound, Queue
 
 HOUR_MS = 3_600_000
 # Values no count, limit or age accepts, by what they should raise.
@@ -98,7 +98,9 @@ def test_clean_takes_dead_jobs_and_their_dead_letters(queue: Queue) -> None:
     ids = _finish(queue, "cl.d", "cdq", 2, fail=True)
     assert len(queue.dead_letters()) == 2
     assert sorted(queue.clean("cdq", "dead", 0, 10)) == sorted(ids)
-    assert queue.dead_letters() == [] and queue.get_job_errors(ids[0]) == []
+    assert queue.dead_letters() == []
+    with pytest.raises(JobNotFound):
+        queue.get_job_errors(ids[0])
 
 
 def test_clean_bad_input_removes_nothing(queue: Queue) -> None:
@@ -138,6 +140,9 @@ def test_drain_removes_due_then_delayed_pending_jobs(queue: Queue) -> None:
     assert later.status == "pending" and waiter.status == "waiting"
     assert queue.drain("dq", include_delayed=True) == 1
     assert queue.get_job(later.id) is None
+    # the job that waited on the drained one dropped the edge: it is pending now, and due
+    assert waiter.status == "pending"
+    assert queue.drain("dq", True) == 1
     assert queue.drain("dq", True) == 0
     assert other.status == "pending"
     before = _counts(queue)
@@ -166,7 +171,9 @@ def test_obliterate_in_pages_leaves_no_trace_of_the_queue(queue: Queue) -> None:
     assert left == [16, 6, 0]
     assert queue.get_job(dead[0]) is None and queue.dead_letters() == []
     assert "oq" not in queue.stats_by_queue() and "oq" not in queue.paused_queues()
-    assert queue.queue_config("oq") == {"paused": False, "rate_limit": None, "concurrency": None}
+    assert queue.queue_config("oq") == {
+        "paused": False, "rate_limit": None, "concurrency": None, "max_stalled_count": None,
+    }
     assert keep.status == "pending"
     assert queue.obliterate("oq") == 0, "an empty queue is done at once"
 

@@ -69,9 +69,13 @@ def test_clear_rate_limit_and_concurrency(queue: Queue) -> None:
     queue.set_queue_rate_limit("api", "5/m")
     queue.set_queue_concurrency("api", 2)
     queue.clear_queue_rate_limit("api")
-    assert queue.queue_config("api") == {"paused": False, "rate_limit": None, "concurrency": 2}
+    assert queue.queue_config("api") == {
+        "paused": False, "rate_limit": None, "concurrency": 2, "max_stalled_count": None,
+    }
     queue.clear_queue_concurrency("api")
-    assert queue.queue_config("api") == {"paused": False, "rate_limit": None, "concurrency": None}
+    assert queue.queue_config("api") == {
+        "paused": False, "rate_limit": None, "concurrency": None, "max_stalled_count": None,
+    }
     # clearing what was never set is a no-op
     queue.clear_queue_rate_limit("never")
     queue.clear_queue_concurrency("never")
@@ -168,7 +172,9 @@ def test_async_twins_of_queue_control(queue: Queue) -> None:
         await queue.aset_queue_concurrency("aq", 4)
         await queue.aclear_queue_rate_limit("aq")
         await queue.aclear_queue_concurrency("aq")
-        assert await queue.aqueue_config("aq") == {"paused": False, "rate_limit": None, "concurrency": None}
+        assert await queue.aqueue_config("aq") == {
+            "paused": False, "rate_limit": None, "concurrency": None, "max_stalled_count": None,
+        }
         assert await queue.alist_workers() == []
         r = await queue.aenqueue("aq.t")
         assert await queue.ajob_logs(r.id) == []

@@ -48,6 +48,9 @@ class EnqueueOptions(TypedDict, total=False):
     depends_on: Union[str, JobResult, Sequence[Union[str, JobResult]], None]
     #: The job's fairness group.
     group_key: Optional[str]
+    #: Claim it ahead of the FIFO jobs of its priority, the newest LIFO job first;
+    #: exclusive with ``delay`` and ``eta``.
+    lifo: Optional[bool]
 
 
 #: Every option name, in declaration order.
@@ -65,6 +68,12 @@ def check_option_names(where: str, options: Mapping[str, Any]) -> None:
 def _int(what: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgument(f"{what} must be an integer, not {type(value).__name__}")
+    return value
+
+
+def _bool(what: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{what} must be a bool, not {type(value).__name__}")
     return value
 
 
@@ -100,8 +109,8 @@ def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
 def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
     """Public options as the engine's options dict: ``queue``, ``priority``, ``delay_ms``,
     ``run_at`` (Unix ms), ``max_retries``, ``backoff_ms``, ``timeout_ms``, ``unique_key``,
-    ``metadata`` (JSON text), ``depends_on`` (ids), ``group_key``; only the options given
-    (not ``None``) are included."""
+    ``metadata`` (JSON text), ``depends_on`` (ids), ``group_key``, ``lifo``; only the
+    options given (not ``None``) are included."""
     o = {k: v for k, v in options.items() if v is not None}
     if "delay" in o and "eta" in o:
         raise InvalidArgument("give delay or eta, not both")
@@ -133,4 +142,6 @@ def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
         out["depends_on"] = [d.id if isinstance(d, JobResult) else _str("a dependency", d) for d in deps]
     if "group_key" in o:
         out["group_key"] = _str("group_key", o["group_key"])
+    if "lifo" in o:
+        out["lifo"] = _bool("lifo", o["lifo"])
     return out

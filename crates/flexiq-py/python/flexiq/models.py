@@ -35,7 +35,10 @@ RETENTION_TABLES = ("archived_jobs", "dead_letter", "task_logs", "task_metrics",
 @dataclass(frozen=True)
 class Job:
     """A job as stored. Timestamps are Unix ms, ``timeout_ms`` is ms; ``payload`` and
-    ``result`` are the raw bytes (see :meth:`flexiq.Queue.get_result` for the decoded result)."""
+    ``result`` are the raw bytes (see :meth:`flexiq.Queue.get_result` for the decoded result).
+    ``stall_count`` counts the times its lease lapsed and it was recovered (see
+    :meth:`flexiq.Queue.set_queue_max_stalled`). A LIFO job's ``run_at`` is minus the time
+    it was placed (negative: due, and ahead of the FIFO jobs of its priority)."""
 
     id: str
     namespace: str
@@ -63,6 +66,7 @@ class Job:
     group_key: Optional[str]
     workflow_run_id: Optional[str]
     workflow_stage_id: Optional[str]
+    stall_count: int
 
     def to_dict(self) -> Dict[str, Any]:
         """The job as a plain dict."""

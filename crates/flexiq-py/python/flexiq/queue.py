@@ -3,7 +3,7 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``clean``, ``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
+``clean``, ``reschedule``, ``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
 works, and has an ``a``-prefixed async twin, made from it by
 :func:`flexiq._aio.async_twins`. Payloads and results go through the queue's serializer
 (JSON unless told otherwise).
@@ -23,6 +23,7 @@ from ._queue.control import ControlMixin
 from ._queue.dead import DeadMixin
 from ._queue.jobs import JobsMixin
 from ._queue.listing import ListingMixin
+from ._queue.reschedule import RescheduleMixin
 from ._queue.stats import StatsMixin
 from ._queue.wait import WaitMixin
 from ._queue.workflow import WorkflowMixin
@@ -45,6 +46,7 @@ class Queue(
     StatsMixin,
     AdminMixin,
     CleanMixin,
+    RescheduleMixin,
     WaitMixin,
     WorkflowMixin,
     AsyncMixin,

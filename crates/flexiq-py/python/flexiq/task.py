@@ -108,8 +108,9 @@ class Task:
         (seconds) or ``eta`` (datetime or Unix seconds), ``priority``, ``unique_key`` (a live
         job with the key is returned instead), ``metadata`` (dict or JSON text),
         ``depends_on`` (ids or JobResults that must complete first), ``queue``,
-        ``max_retries``, ``timeout`` and ``retry_backoff`` (seconds) and ``group_key`` (the
-        job's fairness group). Unset options take the task's defaults."""
+        ``max_retries``, ``timeout`` and ``retry_backoff`` (seconds), ``group_key`` (the
+        job's fairness group) and ``lifo`` (claimed ahead of the FIFO jobs of its priority,
+        newest first; not with a delay). Unset options take the task's defaults."""
         check_option_names("apply_async", options)
         q = self.queue
         opts = self.call_options(**options)

@@ -1,6 +1,6 @@
 //! Queue control on `NativeQueue`, as the runtime's `queue/control.rs`: pause / resume, rate
-//! limits, concurrency caps, purges, task revocation and the operator's requeue of a stuck
-//! job. `older_than` is seconds, as the spec's argument is.
+//! limits, concurrency caps, stall budgets, purges, task revocation and the operator's
+//! requeue of a stuck job. `older_than` is seconds, as the spec's argument is.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -52,7 +52,25 @@ impl NativeQueue {
         block_on(py, async move { q.clear_queue_concurrency(&n).await })
     }
 
-    /// A queue's controls: `{"paused", "rate_limit" (str or None), "concurrency" (int or None)}`.
+    /// Sets how many stalls (lapsed leases) a job of a queue recovers from (0 to 10,000).
+    fn set_queue_max_stalled(
+        &self,
+        py: Python<'_>,
+        queue_name: &str,
+        max_stalled_count: i64,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name.to_string());
+        block_on(py, async move { q.set_queue_max_stalled(&n, max_stalled_count).await })
+    }
+
+    /// Restores a queue's stall budget to the default.
+    fn clear_queue_max_stalled(&self, py: Python<'_>, queue_name: &str) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name.to_string());
+        block_on(py, async move { q.clear_queue_max_stalled(&n).await })
+    }
+
+    /// A queue's controls: `{"paused", "rate_limit" (str or None), "concurrency" (int or None),
+    /// "max_stalled_count" (int or None: the default)}`.
     fn queue_config<'py>(&self, py: Python<'py>, queue_name: &str) -> PyResult<Bound<'py, PyDict>> {
         let (q, n) = (self.inner.clone(), queue_name.to_string());
         let c = block_on(py, async move { q.queue_config(&n).await })?;
@@ -60,6 +78,7 @@ impl NativeQueue {
         d.set_item("paused", c.paused)?;
         d.set_item("rate_limit", c.rate_limit.map(|r| r.to_string()))?;
         d.set_item("concurrency", c.concurrency)?;
+        d.set_item("max_stalled_count", c.max_stalled_count)?;
         Ok(d)
     }
 

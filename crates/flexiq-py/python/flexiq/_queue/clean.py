@@ -13,24 +13,11 @@ contract names them.
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import List
 
-from ..exceptions import InvalidArgument
-from .base import QueueBase
+from .base import QueueBase, int_arg
 
 __all__ = ["CleanMixin"]
-
-_I64 = (-(2**63), 2**63 - 1)
-
-
-def _int(what: str, value: Any) -> int:
-    """``value`` as the engine's signed 64-bit integer: ``TypeError`` for a non-integer (a
-    ``bool`` included), :class:`~flexiq.InvalidArgument` for one no i64 holds."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
-    if not _I64[0] <= value <= _I64[1]:
-        raise InvalidArgument(f"{what} {value} is out of range")
-    return value
 
 
 class CleanMixin(QueueBase):
@@ -42,7 +29,7 @@ class CleanMixin(QueueBase):
         statuses) at least ``grace_ms`` milliseconds ago, with their history; returns their
         ids. Jobs waiting on a removed job no longer wait for it. ``"running"`` is refused:
         cancel those, or :meth:`obliterate` the queue."""
-        return self._native.clean(queue, status, _int("grace_ms", grace_ms), _int("limit", limit))
+        return self._native.clean(queue, status, int_arg("grace_ms", grace_ms), int_arg("limit", limit))
 
     def drain(self, queue: str, include_delayed: bool = False) -> int:
         """Removes the pending jobs of ``queue`` that are due, and with ``include_delayed``
@@ -56,7 +43,7 @@ class CleanMixin(QueueBase):
         are, the queue's controls and counts go too. Call it until it returns 0. A queue with
         running jobs raises :class:`~flexiq.Conflict` (and nothing goes) unless ``force``,
         when their workers' late acks are superseded."""
-        return self._native.obliterate(queue, force, _int("count", count))
+        return self._native.obliterate(queue, force, int_arg("count", count))
 
     def remove_orphans(self) -> int:
         """Removes history rows (logs, errors, dead letters, ...) whose job no longer
@@ -67,7 +54,7 @@ class CleanMixin(QueueBase):
         """Moves up to ``count`` (1 to 10,000) jobs of ``status`` (``"failed"``, ``"dead"`` or
         ``"completed"``) in ``queue``, oldest finished first, back to pending now with a
         fresh retry budget and the same ids; returns how many moved, 0 when none are left."""
-        return self._native.retry_jobs(queue, status, _int("count", count))
+        return self._native.retry_jobs(queue, status, int_arg("count", count))
 
     def remove(self, job_id: str, remove_children: bool = True) -> List[str]:
         """Removes a job with its history, and with ``remove_children`` the jobs it waits on

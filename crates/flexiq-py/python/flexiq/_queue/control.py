@@ -1,18 +1,18 @@
 """Queue control of :class:`flexiq.Queue`: pause / resume, rate limits, concurrency caps,
-purges, task revocation and the operator's requeue of a stuck job, as ``flexiq-runtime``'s
-``queue/control.rs``. All of it is persisted and namespace-scoped."""
+stall budgets, purges, task revocation and the operator's requeue of a stuck job, as
+``flexiq-runtime``'s ``queue/control.rs``. All of it is persisted and namespace-scoped."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .base import QueueBase
+from .base import QueueBase, int_arg
 
 __all__ = ["ControlMixin"]
 
 
 class ControlMixin(QueueBase):
-    """Pause, limits, caps, purges, revocation and requeue."""
+    """Pause, limits, caps, stall budgets, purges, revocation and requeue."""
 
     def set_queue_rate_limit(self, queue_name: str, rate_limit: str) -> None:
         """Limits claims on a queue across all workers: ``"N/s"``, ``"N/m"`` or ``"N/h"``."""
@@ -29,6 +29,17 @@ class ControlMixin(QueueBase):
     def clear_queue_concurrency(self, queue_name: str) -> None:
         """Removes a queue's concurrency cap (a no-op for a queue without one)."""
         self._native.clear_queue_concurrency(queue_name)
+
+    def set_queue_max_stalled(self, queue_name: str, max_stalled_count: int) -> None:
+        """Sets how many stalls (lapsed leases: the worker died or lost its lease) a job of
+        a queue recovers from, back to pending without spending a retry, before it goes
+        dead with an error starting ``STALLED`` (0 to 10,000; 0 fails the first stall; the
+        default is 1). A ``bool``, a float or a string is a ``TypeError``."""
+        self._native.set_queue_max_stalled(queue_name, int_arg("max_stalled_count", max_stalled_count))
+
+    def clear_queue_max_stalled(self, queue_name: str) -> None:
+        """Restores a queue's stall budget to the default of 1."""
+        self._native.clear_queue_max_stalled(queue_name)
 
     def pause(self, queue_name: str) -> None:
         """Pauses a queue for every worker of this namespace; persisted across restarts."""
@@ -69,7 +80,8 @@ class ControlMixin(QueueBase):
         return self._native.revoked_tasks()
 
     def queue_config(self, queue_name: str) -> Dict[str, Any]:
-        """A queue's persisted controls: ``paused``, ``rate_limit`` and ``concurrency``."""
+        """A queue's persisted controls: ``paused``, ``rate_limit``, ``concurrency`` and
+        ``max_stalled_count`` (``None`` where the queue keeps the default)."""
         return self._native.queue_config(queue_name)
 
     def purge_completed(self, older_than: int = 86400) -> int:

@@ -45,10 +45,10 @@ class JobsMixin(QueueBase):
         with ``task`` (a name, or a :class:`~flexiq.Task` whose defaults apply), optional
         ``args`` and ``kwargs``, and any option of :meth:`Task.apply_async` (``delay``,
         ``eta``, ``priority``, ``unique_key``, ``metadata``, ``depends_on``, ``queue``,
-        ``max_retries``, ``timeout``, ``retry_backoff``, ``group_key``; same units). Returns
-        the jobs' handles in order. A bad job raises :class:`~flexiq.InvalidArgument` naming
-        its index; a revoked task :class:`~flexiq.TaskRevoked`; the ``max_pending`` cap
-        :class:`~flexiq.QueueFull`."""
+        ``max_retries``, ``timeout``, ``retry_backoff``, ``group_key``, ``lifo``; same
+        units). Returns the jobs' handles in order. A bad job raises
+        :class:`~flexiq.InvalidArgument` naming its index; a revoked task
+        :class:`~flexiq.TaskRevoked`; the ``max_pending`` cap :class:`~flexiq.QueueFull`."""
         items = batch_items(jobs, self.serializer)
         return [self._job_result(i) for i in self._native.enqueue_many(items)]
 
