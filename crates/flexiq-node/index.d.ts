@@ -6,6 +6,7 @@
 // in `Ms`; every timestamp reported back is Unix milliseconds and every window milliseconds.
 
 import type {
+  ChangePriorityOptions,
   DeadJob,
   DeadJobPage,
   EffectiveRetention,
@@ -32,6 +33,7 @@ import type {
 } from './native';
 
 export type {
+  ChangePriorityOptions,
   DeadJob,
   DagEdge,
   DagNode,
@@ -75,6 +77,8 @@ export interface QueueControls {
   rateLimit: string | null;
   /** Most of its jobs running at once across all workers; `null` when uncapped. */
   concurrency: number | null;
+  /** Stalls (lapsed leases) a job of it recovers from before it fails with `STALLED`; `null`: the default of 1. */
+  maxStalledCount: number | null;
 }
 
 /** One keyset page: pass `nextCursor` back as `after`; `null` means that was the last page. */
@@ -130,6 +134,8 @@ export interface EnqueueOptions {
   dependsOn?: string[];
   /** Fairness group. */
   groupKey?: string;
+  /** Claim it ahead of the FIFO jobs of its priority, the newest LIFO job first. Exclusive with `delay` and `runAt`. */
+  lifo?: boolean;
 }
 
 /** One job of an `enqueueMany` batch. */
@@ -584,7 +590,16 @@ export declare class Queue {
   setQueueConcurrency(queue: string, maxConcurrent: number): void;
   /** Removes a queue's concurrency cap. Synchronous. */
   clearQueueConcurrency(queue: string): void;
-  /** A queue's pause flag, rate limit and concurrency cap (`null`: none set). Synchronous. */
+  /**
+   * Sets how many stalls (lapsed leases: a worker died or hung) a job of a queue recovers
+   * from, each putting it back to pending without spending an attempt, before it fails with
+   * an error starting `STALLED` (a whole number, 0 to 10,000; 0 fails the first stall).
+   * Persisted. Synchronous.
+   */
+  setQueueMaxStalled(queue: string, maxStalledCount: number): void;
+  /** Restores a queue's stall budget to the default (1). Synchronous. */
+  clearQueueMaxStalled(queue: string): void;
+  /** A queue's pause flag, rate limit, concurrency cap and stall budget (`null`: none set). Synchronous. */
   queueConfig(queue: string): QueueControls;
   /**
    * Cancels every pending job of a queue; resolves to how many. Cancelled, not deleted: the
@@ -644,6 +659,27 @@ export declare class Queue {
   isMaxed(queue: string): Promise<boolean>;
   /** Milliseconds until `queue`'s rate limit grants another claim (0 without a limit or when one is free now). */
   rateLimitTtl(queue: string): Promise<number>;
+
+  /**
+   * Makes a pending job due `delayMs` **milliseconds** from now, whatever its delay was (a
+   * LIFO job becomes FIFO). `NOT_FOUND` for an unknown id; `CONFLICT` naming the status for a
+   * job that is not pending.
+   */
+  changeDelay(jobId: string, delayMs: number): Promise<void>;
+  /** Makes a delayed pending job due now. `CONFLICT` when it is not pending, or already due. */
+  promote(jobId: string): Promise<void>;
+  /**
+   * Makes up to `count` (1 to 10,000, default 1,000) delayed jobs of `queue` due now,
+   * soonest first; resolves to how many. Call again until it resolves to 0.
+   */
+  promoteJobs(queue: string, count?: number): Promise<number>;
+  /**
+   * Gives a pending, waiting or suspended job a new priority (a whole number within
+   * ±2,097,152; higher runs first). With `lifo` (default `false`) a due pending job is placed
+   * ahead of the FIFO jobs of that priority, the newest LIFO job first. `CONFLICT` naming the
+   * status for a job that started or finished.
+   */
+  changePriority(jobId: string, priority: number, options?: ChangePriorityOptions): Promise<void>;
   /**
    * Per-task aggregates over executions of the last `sinceMs` **milliseconds** (default
    * 3,600,000: one hour), keyed by task name; durations in ms. Every attempt counts (a job

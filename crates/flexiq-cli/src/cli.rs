@@ -46,13 +46,14 @@ pub enum Command {
         #[arg(long)]
         queue: Option<String>,
     },
-    /// List, inspect and remove jobs.
+    /// List, inspect and remove jobs; delay, promote and reprioritise one that has not started.
     #[command(subcommand)]
     Jobs(jobs::JobsCmd),
     /// The dead-letter queue.
     #[command(subcommand)]
     Dlq(dlq::DlqCmd),
-    /// Queue controls (pause, rate limits, caps) and jobs in bulk (clean, drain, retry, obliterate).
+    /// Queue controls (pause, rate limits, caps, stall budget) and jobs in bulk (clean, drain,
+    /// retry, promote, obliterate).
     #[command(subcommand)]
     Queue(queue::QueueCmd),
     /// Revoke and unrevoke task names: refuse or allow new enqueues of them.

@@ -62,6 +62,16 @@ pub fn time(unix_ms: i64) -> String {
     }
 }
 
+/// When a job may run: its time, or for a LIFO job (a negative `run_at`, minus the time it
+/// was placed) that it is due and when it was placed.
+pub fn run_at(unix_ms: i64) -> String {
+    if flexiq::core::store::is_lifo(unix_ms) {
+        format!("due (LIFO, placed {})", time(unix_ms.saturating_neg()))
+    } else {
+        time(unix_ms)
+    }
+}
+
 /// An optional Unix ms timestamp, `-` when absent.
 pub fn opt_time(unix_ms: Option<i64>) -> String {
     unix_ms.map_or_else(|| "-".to_string(), time)

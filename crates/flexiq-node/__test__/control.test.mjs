@@ -15,18 +15,18 @@ for (const backend of BACKENDS) {
 
     it('sets, reads back and clears rate limits and concurrency caps', async () => {
       const q = await store.open();
-      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: null, concurrency: null });
+      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: null, concurrency: null, maxStalledCount: null });
       q.setQueueRateLimit('mail', '10/s');
       q.setQueueConcurrency('mail', 3);
-      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: '10/s', concurrency: 3 });
+      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: '10/s', concurrency: 3, maxStalledCount: null });
       q.setQueueRateLimit('mail', ' 5 / m ');
       assert.equal(q.queueConfig('mail').rateLimit, '5/m');
       q.setQueueRateLimit('mail', '7/h');
       assert.equal(q.queueConfig('mail').rateLimit, '7/h');
       q.clearQueueRateLimit('mail');
-      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: null, concurrency: 3 });
+      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: null, concurrency: 3, maxStalledCount: null });
       q.clearQueueConcurrency('mail');
-      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: null, concurrency: null });
+      assert.deepEqual(q.queueConfig('mail'), { paused: false, rateLimit: null, concurrency: null, maxStalledCount: null });
       // Clearing what was never set is fine.
       q.clearQueueRateLimit('never');
       q.clearQueueConcurrency('never');

@@ -31,6 +31,7 @@ const OPTION_TYPES = {
   fence: 'JobFence',
   obliterate: 'ObliterateOptions',
   remove: 'RemoveOptions',
+  changePriority: 'ChangePriorityOptions',
 };
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);

@@ -96,6 +96,18 @@ async function usage(): Promise<void> {
   const maxed: boolean = await q.isMaxed('mail');
   const ttlMs: number = await q.rateLimitTtl('mail');
   void [cleaned, drained, removed, retried, maxed, ttlMs, await q.removeOrphans()];
+  const lifo: string = await q.enqueue('send', { to: 'c@d.e' }, { queue: 'mail', priority: 1, lifo: true });
+  await q.changeDelay(lifo, 60_000);
+  await q.promote(lifo);
+  await q.changePriority(lifo, 5, { lifo: true });
+  await q.changePriority(lifo, -5);
+  let promoted: number = await q.promoteJobs('mail', 100);
+  while (promoted > 0) promoted = await q.promoteJobs('mail');
+  q.setQueueMaxStalled('mail', 3);
+  const stallBudget: number | null = q.queueConfig('mail').maxStalledCount;
+  q.clearQueueMaxStalled('mail');
+  const stalls: number | undefined = q.getJob(lifo)?.stallCount;
+  void [stallBudget, stalls];
   const wf: WorkflowJobs = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, queue: 'workflow' });
   const groupBy: string | null = wf.fairnessGroupBy;
   const stamped: string = wf.adoptWorkerId('host-1');

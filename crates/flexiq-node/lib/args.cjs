@@ -54,6 +54,17 @@ function duration(what, v, unit, required = false) {
 }
 
 /**
+ * Checks a count, priority or budget: a whole number (the engine checks its range), so NaN,
+ * fractions, strings and booleans read `<what> must be an integer, got <v>` with the argument
+ * named. `undefined` (argument omitted) passes unless `required`.
+ */
+function integer(what, v, required = false) {
+  if (v === undefined && !required) return v;
+  if (Number.isInteger(v)) return v;
+  throw invalid(`${what} must be an integer, got ${shown(v)}`);
+}
+
+/**
  * Checks that `value` is an object (or absent) with no keys outside the option set `kind`
  * of options.cjs, and (unless `checkDurations` is false) that its durations are durations
  * (`prefix` names them in messages).
@@ -89,4 +100,4 @@ function jobOptions(opts) {
   return out;
 }
 
-module.exports = { encode, decode, duration, durations, options, jobOptions };
+module.exports = { encode, decode, duration, durations, integer, options, jobOptions };

@@ -37,6 +37,7 @@ const OPTION_SETS = Object.freeze({
     'metadata',
     'dependsOn',
     'groupKey',
+    'lifo',
   ),
   /** `backoff` of the enqueue options: BackoffOptions. */
   backoff: keys('base', 'max'),
@@ -95,6 +96,8 @@ const OPTION_SETS = Object.freeze({
   obliterate: keys('force', 'count'),
   /** `remove(jobId, options)`: RemoveOptions. */
   remove: keys('removeChildren'),
+  /** `changePriority(jobId, priority, options)`: ChangePriorityOptions. */
+  changePriority: keys('lifo'),
 });
 
 /**

@@ -3,7 +3,7 @@
 // decodes results, maps errors to FlexiqError and keeps the task registry for workers.
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
 // per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, clean,
-// wait, workflow), each a class whose methods are installed on Queue.prototype.
+// reschedule, wait, workflow), each a class whose methods are installed on Queue.prototype.
 
 const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
@@ -20,6 +20,7 @@ const CALLS = [
   require('./queue/stats.cjs').StatsCalls,
   require('./queue/admin.cjs').AdminCalls,
   require('./queue/clean.cjs').CleanCalls,
+  require('./queue/reschedule.cjs').RescheduleCalls,
   require('./queue/wait.cjs').WaitCalls,
   require('./queue/workflow.cjs').WorkflowCalls,
 ];

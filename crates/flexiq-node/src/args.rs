@@ -34,13 +34,15 @@ pub(crate) fn limit(v: Option<f64>, default: i64) -> Result<i64> {
     page("limit", v, default)
 }
 
+/// A whole number whose range the runtime checks and names (a priority, a stall budget).
+pub(crate) fn whole(what: &str, v: f64) -> Result<i64> {
+    int(what, v, i64::MIN + 1, i64::MAX)
+}
+
 /// A page size named `what` (`limit`, `count`), or `default`: a whole number, whose range
 /// (1 to 10,000) the runtime checks and names.
 pub(crate) fn page(what: &str, v: Option<f64>, default: i64) -> Result<i64> {
-    match v {
-        None => Ok(default),
-        Some(v) => int(what, v, i64::MIN + 1, i64::MAX),
-    }
+    v.map_or(Ok(default), |v| whole(what, v))
 }
 
 /// An offset (zero or more), default 0.

@@ -165,6 +165,9 @@ pub struct JobOptions {
     pub depends_on: Option<Vec<String>>,
     /// Fairness group.
     pub group_key: Option<String>,
+    /// Claim it ahead of the FIFO jobs of its priority, the newest LIFO job first (default
+    /// `false`). Exclusive with `delay` and `runAt`.
+    pub lifo: Option<bool>,
 }
 
 impl JobOptions {
@@ -198,6 +201,7 @@ impl JobOptions {
             metadata: self.metadata,
             depends_on: self.depends_on.unwrap_or_default(),
             group_key: self.group_key,
+            lifo: self.lifo.unwrap_or(false),
             workflow_run_id: None,
             workflow_stage_id: None,
             workflow_version: None,
@@ -394,4 +398,12 @@ pub struct RemoveOptions {
     /// Also remove the jobs it waits on (transitively) that no other job waits on (default
     /// `true`).
     pub remove_children: Option<bool>,
+}
+
+/// Options of `changePriority(jobId, priority, options)`.
+#[napi(object)]
+pub struct ChangePriorityOptions {
+    /// Place the job ahead of the FIFO jobs of its priority, the newest LIFO job first; it
+    /// must be pending and due (default `false`).
+    pub lifo: Option<bool>,
 }

@@ -47,6 +47,9 @@ pub struct Job {
     /// Claims of this job so far: unlike `attempt`, never given back by a requeue, so each
     /// claim's fence is unique (a worker that lost its claim is refused as `superseded`).
     pub claim_seq: f64,
+    /// Times its lease lapsed and it was recovered; past its queue's `maxStalledCount` it
+    /// fails with an error starting `STALLED`.
+    pub stall_count: u32,
     /// Retries allowed after the first attempt.
     pub max_retries: u32,
     /// Delay before the first retry (ms); it doubles per retry up to `backoffMaxMs`.
@@ -55,7 +58,7 @@ pub struct Job {
     pub backoff_max_ms: f64,
     /// When it was enqueued (Unix ms).
     pub created_at: f64,
-    /// When it may run (Unix ms).
+    /// When it may run (Unix ms); negative for a LIFO job (minus the time it was placed).
     pub run_at: f64,
     /// When the current or last attempt started (Unix ms).
     pub started_at: Option<f64>,
@@ -99,6 +102,7 @@ impl From<core::Job> for Job {
             status: j.status.as_str().to_string(),
             attempt: j.attempt,
             claim_seq: j.claim_seq as f64,
+            stall_count: j.stall_count,
             max_retries: j.max_retries,
             backoff_base_ms: j.backoff.base_ms as f64,
             backoff_max_ms: j.backoff.max_ms as f64,

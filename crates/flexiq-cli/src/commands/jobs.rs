@@ -1,5 +1,6 @@
 //! `flexiq jobs list | show | remove | remove-orphans`: keyset pages of jobs, one job in
-//! detail, and removing jobs with everything kept about them.
+//! detail, and removing jobs with everything kept about them; `flexiq jobs delay | promote |
+//! priority`: moving one job that has not started in time or in line.
 //!
 //! Listing walks keyset pages only: the printed cursor goes back in as `--after`, so a walk
 //! is stable while jobs keep arriving. The cursor is opaque and bound to the filter; a
@@ -7,6 +8,10 @@
 //!
 //! `remove` takes the jobs a job waits on with it unless `--keep-children`, matching the
 //! runtime's default, and refuses (exit 4, nothing removed) while it or such a child runs.
+//!
+//! `delay`, `promote` and `priority` print the job's `run_at` as the store has it afterwards,
+//! so an operator sees where the job landed; a job that started or finished is refused with
+//! exit 4 naming its status. Delays are milliseconds, as the backend contract names them.
 
 use clap::Subcommand;
 use flexiq::{JobFilter, JobStatus};
@@ -17,7 +22,7 @@ use crate::cli::GlobalArgs;
 use crate::commands::view::JobView;
 use crate::connect::{open, Open};
 use crate::error::{CliError, CliResult};
-use crate::output::{opt_text, opt_time, short, table, time, Output};
+use crate::output::{opt_text, opt_time, run_at, short, table, time, Output};
 
 /// `flexiq jobs ...`
 #[derive(Debug, Subcommand)]
@@ -55,6 +60,30 @@ pub enum JobsCmd {
     },
     /// Remove history rows and records that no job owns any more.
     RemoveOrphans,
+    /// Make a pending job due this many milliseconds from now, whatever its delay was.
+    Delay {
+        /// The job id.
+        id: String,
+        /// Milliseconds from now (0: due now).
+        #[arg(allow_negative_numbers = true)]
+        delay_ms: i64,
+    },
+    /// Make a delayed pending job due now.
+    Promote {
+        /// The job id.
+        id: String,
+    },
+    /// Give a job that has not started a new priority (higher runs first).
+    Priority {
+        /// The job id.
+        id: String,
+        /// The new priority, -2097152 to 2097152.
+        #[arg(allow_negative_numbers = true)]
+        priority: i64,
+        /// Place it LIFO: ahead of that priority's FIFO jobs, newest LIFO job first (it must be due).
+        #[arg(long)]
+        lifo: bool,
+    },
 }
 
 /// One page as printed with `--json`.
@@ -89,6 +118,31 @@ pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
                 outln!("removed job {id} and {children} jobs it waited on");
             })
         }
+        JobsCmd::Delay { id, delay_ms } => {
+            let q = open(g, Open::Existing).await?;
+            q.change_delay(&id, delay_ms).await?;
+            let at = run_at_now(&q, &id).await?;
+            out.emit(&json!({ "job_id": id, "delay_ms": delay_ms, "run_at": at }), || {
+                outln!("job {id} is due at {} ({delay_ms} ms from now)", run_at(at))
+            })
+        }
+        JobsCmd::Promote { id } => {
+            let q = open(g, Open::Existing).await?;
+            q.promote(&id).await?;
+            let at = run_at_now(&q, &id).await?;
+            out.emit(&json!({ "job_id": id, "promoted": true, "run_at": at }), || {
+                outln!("job {id} promoted: due now ({})", run_at(at))
+            })
+        }
+        JobsCmd::Priority { id, priority, lifo } => {
+            let q = open(g, Open::Existing).await?;
+            q.change_priority(&id, priority, lifo).await?;
+            let at = run_at_now(&q, &id).await?;
+            out.emit(&json!({ "job_id": id, "priority": priority, "lifo": lifo, "run_at": at }), || {
+                let placed = if lifo { ", placed LIFO: ahead of that priority's FIFO jobs" } else { "" };
+                outln!("job {id} has priority {priority}{placed}");
+            })
+        }
         JobsCmd::RemoveOrphans => {
             let q = open(g, Open::Existing).await?;
             let n = q.remove_orphans().await?;
@@ -99,9 +153,25 @@ pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
     }
 }
 
+/// The `run_at` of a job just moved (`NotFound` when it went in the meantime).
+async fn run_at_now(q: &flexiq::Queue, id: &str) -> CliResult<i64> {
+    let job = q.get_job(id).await?.ok_or_else(|| CliError::not_found(format!("job {id} not found")))?;
+    Ok(job.run_at)
+}
+
 fn print_page(page: &PageView) {
-    let mut t =
-        table(["id", "queue", "task", "status", "attempt", "created", "run at", "finished", "last error"]);
+    let mut t = table([
+        "id",
+        "queue",
+        "task",
+        "status",
+        "attempt",
+        "stalls",
+        "created",
+        "run at",
+        "finished",
+        "last error",
+    ]);
     for j in &page.items {
         t.add_row(vec![
             j.id.clone(),
@@ -109,8 +179,9 @@ fn print_page(page: &PageView) {
             j.task.clone(),
             j.status.to_string(),
             format!("{}/{}", j.attempt, j.max_retries + 1),
+            j.stall_count.to_string(),
             time(j.created_at),
-            time(j.run_at),
+            run_at(j.run_at),
             opt_time(j.finished_at),
             short(&opt_text(j.last_error.as_deref()), 40),
         ]);
@@ -149,8 +220,9 @@ fn print_job(v: &ShowView) {
         ("status", j.status.to_string()),
         ("priority", j.priority.to_string()),
         ("attempt", format!("{} of {}", j.attempt, j.max_retries + 1)),
+        ("stalls", j.stall_count.to_string()),
         ("created", time(j.created_at)),
-        ("run at", time(j.run_at)),
+        ("run at", run_at(j.run_at)),
         ("started", opt_time(j.started_at)),
         ("finished", opt_time(j.finished_at)),
         ("worker", opt_text(j.worker_id.as_deref())),

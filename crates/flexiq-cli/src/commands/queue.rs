@@ -1,18 +1,20 @@
-//! `flexiq queue pause | resume | paused | rate-limit | concurrency | limits`: persisted queue
-//! controls and what they allow now; `flexiq queue clean | drain | obliterate | retry`: jobs
-//! in bulk.
+//! `flexiq queue pause | resume | paused | rate-limit | concurrency | max-stalled | limits`:
+//! persisted queue controls and what they allow now; `flexiq queue clean | drain | obliterate
+//! | retry | promote`: jobs in bulk.
 //!
 //! Every control is stored, so one command affects every worker of the namespace and
-//! survives restarts. `off` clears a rate limit or a concurrency cap.
+//! survives restarts. `off` clears a rate limit or a concurrency cap, `--clear` a stall
+//! budget (the default budget then applies).
 //!
 //! The bulk commands make one runtime call each, except `obliterate`, which walks the queue a
 //! page at a time until the store says nothing of it is left, printing each page, so an
-//! operator watching a large queue go sees it shrink. It is the one command here that cannot
+//! operator watching a large queue go sees it shrink, and `promote`, which calls until no
+//! delayed job is left and prints the total. It is the one command here that cannot
 //! be undone in any part (dead letters and controls go too), so it asks for `--yes` and
 //! refuses before opening the store without it. Ages are milliseconds (`--grace-ms`), as the
 //! backend contract names them.
 
-use clap::Subcommand;
+use clap::{ArgGroup, Subcommand};
 use serde::Serialize;
 use serde_json::json;
 
@@ -51,6 +53,18 @@ pub enum QueueCmd {
         /// At least 1, or off.
         #[arg(allow_hyphen_values = true)]
         max: String,
+    },
+    /// How many stalls (lapsed leases) a job of a queue recovers from before it fails with STALLED.
+    #[command(group(ArgGroup::new("budget").required(true).args(["max", "clear"])))]
+    MaxStalled {
+        /// The queue.
+        queue: String,
+        /// 0 to 10,000 (0: the first stall fails the job).
+        #[arg(allow_negative_numbers = true)]
+        max: Option<i64>,
+        /// Restore the default budget.
+        #[arg(long)]
+        clear: bool,
     },
     /// Whether a queue is at its concurrency cap, and when its rate limit grants the next claim.
     Limits {
@@ -101,6 +115,14 @@ pub enum QueueCmd {
         #[arg(long)]
         status: String,
         /// Most jobs moved, 1 to 10,000, oldest finished first.
+        #[arg(long, default_value_t = 1000, allow_negative_numbers = true)]
+        count: i64,
+    },
+    /// Make every delayed job of a queue due now, soonest first.
+    Promote {
+        /// The queue.
+        queue: String,
+        /// Jobs promoted per call, 1 to 10,000.
         #[arg(long, default_value_t = 1000, allow_negative_numbers = true)]
         count: i64,
     },
@@ -187,6 +209,7 @@ pub async fn run(g: &GlobalArgs, cmd: QueueCmd, out: Output) -> CliResult {
                 None => outln!("queue {queue} has no concurrency cap"),
             })
         }
+        QueueCmd::MaxStalled { queue, max, .. } => max_stalled(&q, queue, max, out).await,
         QueueCmd::Limits { queue } => limits(&q, queue, out).await,
         QueueCmd::Clean { queue, status, grace_ms, limit } => {
             let ids: Vec<String> =
@@ -210,7 +233,44 @@ pub async fn run(g: &GlobalArgs, cmd: QueueCmd, out: Output) -> CliResult {
                 outln!("moved {n} {status} jobs of queue {queue} back to pending");
             })
         }
+        QueueCmd::Promote { queue, count } => {
+            let (promoted, calls) = promote(&q, &queue, count).await?;
+            out.emit(&json!({ "queue": queue, "promoted": promoted, "calls": calls }), || {
+                outln!("promoted {promoted} delayed jobs of queue {queue} (due now)");
+            })
+        }
     }
+}
+
+/// Promotes `count` delayed jobs of `queue` at a time until a call promotes fewer than
+/// `count` (the queue has caught up, so producers adding delayed jobs cannot keep it looping);
+/// returns the total and the calls made.
+async fn promote(q: &flexiq::Queue, queue: &str, count: i64) -> CliResult<(u64, usize)> {
+    let (mut total, mut calls) = (0, 0);
+    loop {
+        let n = q.promote_jobs(queue, count).await?;
+        calls += 1;
+        total += n;
+        if n < count.max(0) as u64 {
+            return Ok((total, calls));
+        }
+    }
+}
+
+/// Sets the stall budget of `queue` to `max`, or clears it when `None` (the argument group
+/// refuses a number with `--clear`, and neither), and prints the budget in force.
+async fn max_stalled(q: &flexiq::Queue, queue: String, max: Option<i64>, out: Output) -> CliResult {
+    match max {
+        Some(n) => q.set_queue_max_stalled(&queue, n).await?,
+        None => q.clear_queue_max_stalled(&queue).await?,
+    }
+    let cfg = q.queue_config(&queue).await?;
+    let budget = cfg.stall_budget();
+    let view = json!({ "queue": queue, "max_stalled_count": cfg.max_stalled_count, "stall_budget": budget });
+    out.emit(&view, || match cfg.max_stalled_count {
+        Some(n) => outln!("jobs of queue {queue} recover from {n} stalls, then fail with STALLED"),
+        None => outln!("queue {queue} has the default stall budget: {budget} stalls, then STALLED"),
+    })
 }
 
 async fn limits(q: &flexiq::Queue, queue: String, out: Output) -> CliResult {

@@ -59,9 +59,11 @@ pub struct JobView {
     pub attempt: u32,
     /// Retries allowed after the first attempt.
     pub max_retries: u32,
+    /// Times its lease lapsed and it was recovered (past its queue's budget it fails `STALLED`).
+    pub stall_count: u32,
     /// Enqueued (Unix ms).
     pub created_at: i64,
-    /// Earliest start (Unix ms).
+    /// Earliest start (Unix ms); negative for a LIFO job (minus the time it was placed).
     pub run_at: i64,
     /// Start of the current or last attempt (Unix ms).
     pub started_at: Option<i64>,
@@ -96,6 +98,7 @@ impl From<&Job> for JobView {
             priority: j.priority,
             attempt: j.attempt,
             max_retries: j.max_retries,
+            stall_count: j.stall_count,
             created_at: j.created_at,
             run_at: j.run_at,
             started_at: j.started_at,

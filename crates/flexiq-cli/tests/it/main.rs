@@ -15,5 +15,6 @@ mod ops;
 mod pg;
 #[cfg(feature = "redis")]
 mod redis;
+mod reschedule;
 mod stores;
 mod workflow;

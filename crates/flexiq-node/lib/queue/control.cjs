@@ -1,11 +1,11 @@
 'use strict';
-// Queue control: pause and resume, limits, purges, task revocation and forcing a stuck
-// job back to pending. Mirrors the runtime's queue/control.rs;
+// Queue control: pause and resume, limits, stall budgets, purges, task revocation and
+// forcing a stuck job back to pending. Mirrors the runtime's queue/control.rs;
 // installed on Queue.prototype by lib/queue.cjs.
 
 const { native } = require('./base.cjs');
 const { callSync, callAsync } = require('../errors.cjs');
-const { duration } = require('../args.cjs');
+const { duration, integer } = require('../args.cjs');
 
 class ControlCalls {
   requeueJob(id) {
@@ -57,9 +57,22 @@ class ControlCalls {
     callSync(() => native(this).clearQueueConcurrency(queue));
   }
 
+  setQueueMaxStalled(queue, maxStalledCount) {
+    callSync(() => native(this).setQueueMaxStalled(queue, integer('maxStalledCount', maxStalledCount, true)));
+  }
+
+  clearQueueMaxStalled(queue) {
+    callSync(() => native(this).clearQueueMaxStalled(queue));
+  }
+
   queueConfig(queue) {
     const c = callSync(() => native(this).queueConfig(queue));
-    return { paused: c.paused, rateLimit: c.rateLimit ?? null, concurrency: c.concurrency ?? null };
+    return {
+      paused: c.paused,
+      rateLimit: c.rateLimit ?? null,
+      concurrency: c.concurrency ?? null,
+      maxStalledCount: c.maxStalledCount ?? null,
+    };
   }
 
   purge(queue) {

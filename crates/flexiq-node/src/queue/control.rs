@@ -1,9 +1,10 @@
-//! Queue control on `NativeQueue`: pause and resume, limits, purges, task revocation and
-//! forcing a stuck job back to pending.
+//! Queue control on `NativeQueue`: pause and resume, limits, stall budgets, purges, task
+//! revocation and forcing a stuck job back to pending.
 //!
-//! Pauses, rate limits, concurrency caps and revocations are single-row writes, persisted and
-//! shared by every worker of the namespace, so they are synchronous, as is `requeueJob`;
-//! `purge` cancels a whole backlog and `purgeCompleted` deletes, so they return Promises.
+//! Pauses, rate limits, concurrency caps, stall budgets and revocations are single-row
+//! writes, persisted and shared by every worker of the namespace, so they are synchronous, as
+//! is `requeueJob`; `purge` cancels a whole backlog and `purgeCompleted` deletes, so they
+//! return Promises.
 
 use flexiq_core::store::PurgeCompletedRequest;
 use napi::bindgen_prelude::block_on;
@@ -23,6 +24,9 @@ pub struct QueueControls {
     pub rate_limit: Option<String>,
     /// Most of its jobs running at once across all workers; `null` when uncapped.
     pub concurrency: Option<u32>,
+    /// Stalls (lapsed leases) a job of it recovers from before it fails with `STALLED`;
+    /// `null` when none is set (the default of 1 applies).
+    pub max_stalled_count: Option<u32>,
 }
 
 #[napi]
@@ -58,8 +62,24 @@ impl NativeQueue {
         block_on(q.clear_queue_concurrency(&queue)).napi()
     }
 
-    /// A queue's pause flag, rate limit and concurrency cap (defaults for a queue never
-    /// configured). Synchronous.
+    /// Sets how many stalls (lapsed leases) a job of `queue` recovers from before it fails
+    /// with `STALLED` (a whole number, 0 to 10,000; 0 fails the first stall). Synchronous.
+    #[napi]
+    pub fn set_queue_max_stalled(&self, queue: String, max_stalled_count: f64) -> Result<()> {
+        let n = args::whole("maxStalledCount", max_stalled_count)?;
+        let q = self.queue()?;
+        block_on(q.set_queue_max_stalled(&queue, n)).napi()
+    }
+
+    /// Restores a queue's stall budget to the default (1). Synchronous.
+    #[napi]
+    pub fn clear_queue_max_stalled(&self, queue: String) -> Result<()> {
+        let q = self.queue()?;
+        block_on(q.clear_queue_max_stalled(&queue)).napi()
+    }
+
+    /// A queue's pause flag, rate limit, concurrency cap and stall budget (defaults for a
+    /// queue never configured). Synchronous.
     #[napi]
     pub fn queue_config(&self, queue: String) -> Result<QueueControls> {
         let q = self.queue()?;
@@ -68,6 +88,7 @@ impl NativeQueue {
             paused: c.paused,
             rate_limit: c.rate_limit.map(|l| l.to_string()),
             concurrency: c.concurrency,
+            max_stalled_count: c.max_stalled_count,
         })
     }
 
