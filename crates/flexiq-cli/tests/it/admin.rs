@@ -252,44 +252,24 @@ fn admin_script(url: &str, s: &Seed) {
     assert_eq!(total("adm"), 0);
 }
 
-#[tokio::test]
-async fn admin_commands_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("admin.db").display());
+async fn admin_commands(url: String) {
     let s = seed(&url).await;
     admin_script(&url, &s);
+}
+
+#[tokio::test]
+async fn admin_commands_on_sqlite() {
+    crate::stores::on_sqlite("admin", admin_commands).await;
 }
 
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn admin_commands_on_postgres() {
-    let base =
-        std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let schema = crate::stores::unique("fq_cliadm_");
-    let url = format!("{base}?schema={schema}");
-    let result = {
-        let s = seed(&url).await;
-        std::panic::catch_unwind(|| admin_script(&url, &s))
-    };
-    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.expect("connect");
-    tokio::spawn(conn);
-    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.expect("drop schema");
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    crate::stores::on_postgres("adm", admin_commands).await;
 }
 
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn admin_commands_on_redis() {
-    let prefix = crate::stores::unique("fqcliadm");
-    let url = format!("{}?prefix={prefix}", crate::redis::redis_url());
-    let result = {
-        let s = seed(&url).await;
-        std::panic::catch_unwind(|| admin_script(&url, &s))
-    };
-    crate::redis::delete_prefix(&prefix).await;
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    crate::stores::on_redis("adm", admin_commands).await;
 }

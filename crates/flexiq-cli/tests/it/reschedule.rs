@@ -234,35 +234,17 @@ async fn reschedule_commands(url: String) {
 
 #[tokio::test]
 async fn reschedule_commands_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("reschedule.db").display());
-    reschedule_commands(url).await;
+    crate::stores::on_sqlite("reschedule", reschedule_commands).await;
 }
 
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn reschedule_commands_on_postgres() {
-    let base =
-        std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let schema = crate::stores::unique("fq_clisched_");
-    let url = format!("{base}?schema={schema}");
-    let result = tokio::spawn(reschedule_commands(url)).await;
-    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.expect("connect");
-    tokio::spawn(conn);
-    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.expect("drop schema");
-    if let Err(e) = result {
-        std::panic::resume_unwind(e.into_panic());
-    }
+    crate::stores::on_postgres("sched", reschedule_commands).await;
 }
 
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn reschedule_commands_on_redis() {
-    let prefix = crate::stores::unique("fqclisched");
-    let url = format!("{}?prefix={prefix}", crate::redis::redis_url());
-    let result = tokio::spawn(reschedule_commands(url)).await;
-    crate::redis::delete_prefix(&prefix).await;
-    if let Err(e) = result {
-        std::panic::resume_unwind(e.into_panic());
-    }
+    crate::stores::on_redis("sched", reschedule_commands).await;
 }

@@ -9,6 +9,52 @@ pub(crate) fn unique(tag: &str) -> String {
     format!("{tag}{}", uuid::Uuid::new_v4().simple())
 }
 
+/// Runs `script` with the URL of a fresh SQLite file named for `tag`, removed afterwards.
+pub(crate) async fn on_sqlite<F, Fut>(tag: &str, script: F)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    script(format!("sqlite://{}", dir.path().join(format!("{tag}.db")).display())).await;
+}
+
+/// Runs `script` with the URL of a PostgreSQL schema of its own (named for `tag`), drops the
+/// schema whatever the script did, then re-raises its failure.
+#[cfg(feature = "postgres")]
+pub(crate) async fn on_postgres<F, Fut>(tag: &str, script: F)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let base =
+        std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let schema = unique(&format!("fq_cli{tag}_"));
+    let result = tokio::spawn(script(format!("{base}?schema={schema}"))).await;
+    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.expect("connect");
+    tokio::spawn(conn);
+    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.expect("drop schema");
+    if let Err(e) = result {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// Runs `script` with the URL of a Redis key prefix of its own (named for `tag`), deletes the
+/// prefix's keys whatever the script did, then re-raises its failure.
+#[cfg(feature = "redis")]
+pub(crate) async fn on_redis<F, Fut>(tag: &str, script: F)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let prefix = unique(&format!("fqcli{tag}"));
+    let result = tokio::spawn(script(format!("{}?prefix={prefix}", crate::redis::redis_url()))).await;
+    crate::redis::delete_prefix(&prefix).await;
+    if let Err(e) = result {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
 /// Runs the demo and a few ops commands on `url`, asserting the store's own answers.
 #[cfg(any(feature = "postgres", feature = "redis"))]
 pub(crate) fn demo_and_ops(url: &str) {

@@ -72,41 +72,24 @@ fn list_and_cancel(url: &str, ids: &[JobId]) {
     run(&["workflow", "cancel-run", ""]).fails(2, "workflow_run_id");
 }
 
-#[tokio::test]
-async fn workflow_jobs_and_cancel_run_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("wf.db").display());
+async fn workflow_commands(url: String) {
     let ids = seed(&url).await;
     list_and_cancel(&url, &ids);
+}
+
+#[tokio::test]
+async fn workflow_jobs_and_cancel_run_on_sqlite() {
+    crate::stores::on_sqlite("wf", workflow_commands).await;
 }
 
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn workflow_jobs_and_cancel_run_on_postgres() {
-    let base =
-        std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
-    let schema = format!("fq_cliwf_{}", uuid::Uuid::new_v4().simple());
-    let url = format!("{base}?schema={schema}");
-    let ids = seed(&url).await;
-    let result = std::panic::catch_unwind(|| list_and_cancel(&url, &ids));
-    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.expect("connect");
-    tokio::spawn(conn);
-    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.expect("drop schema");
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    crate::stores::on_postgres("wf", workflow_commands).await;
 }
 
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn workflow_jobs_and_cancel_run_on_redis() {
-    let base = crate::redis::redis_url();
-    let prefix = format!("fqcliwf{}", uuid::Uuid::new_v4().simple());
-    let url = format!("{base}?prefix={prefix}");
-    let ids = seed(&url).await;
-    let result = std::panic::catch_unwind(|| list_and_cancel(&url, &ids));
-    crate::redis::delete_prefix(&prefix).await;
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    crate::stores::on_redis("wf", workflow_commands).await;
 }
