@@ -24,7 +24,10 @@ use tokio::sync::oneshot;
 /// How long closing waits for handler threads to end.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-type Job = Box<dyn FnOnce(Python<'_>) + Send>;
+/// A handler call; what it returns hands its result to the waiting caller.
+type Job = Box<dyn FnOnce(Python<'_>) -> Deliver + Send>;
+/// Hands a finished job's result over (run once the thread counts as idle again).
+type Deliver = Box<dyn FnOnce() + Send>;
 
 struct Shared {
     jobs: Mutex<mpsc::Receiver<Job>>,
@@ -58,7 +61,10 @@ impl HandlerThreads {
     {
         let (done_tx, done_rx) = oneshot::channel();
         let job: Job = Box::new(move |py| {
-            let _ = done_tx.send(f(py));
+            let out = f(py);
+            Box::new(move || {
+                let _ = done_tx.send(out);
+            })
         });
         {
             let tx = self.tx.lock();
@@ -106,12 +112,15 @@ impl HandlerThreads {
     }
 }
 
-/// A thread's loop: its thread state stays alive across jobs while the GIL is released.
+/// A thread's loop: its thread state stays alive across jobs while the GIL is released. The
+/// thread counts itself idle before it hands the result over, so the job its caller sends
+/// next finds it idle instead of starting another thread.
 fn serve(shared: &Shared) {
     loop {
         let next = shared.jobs.lock().recv();
         let Ok(job) = next else { return };
-        Python::attach(job);
+        let deliver = Python::attach(job);
         shared.idle.fetch_add(1, Ordering::AcqRel);
+        deliver();
     }
 }
