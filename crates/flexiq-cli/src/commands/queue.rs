@@ -139,6 +139,8 @@ struct LimitsView {
     concurrency: Option<u32>,
     running: u64,
     maxed: bool,
+    /// Stalls a job recovers from before it fails with `STALLED` (the default when unset).
+    stall_budget: u32,
 }
 
 /// What `queue obliterate` prints with `--json`.
@@ -286,6 +288,7 @@ async fn limits(q: &flexiq::Queue, queue: String, out: Output) -> CliResult {
         concurrency: cfg.concurrency,
         running,
         maxed,
+        stall_budget: cfg.stall_budget(),
     };
     out.emit(&view, || {
         let mut t = table(["field", "value"]);
@@ -298,6 +301,7 @@ async fn limits(q: &flexiq::Queue, queue: String, out: Output) -> CliResult {
             ("concurrency cap", cap),
             ("running", view.running.to_string()),
             ("maxed", view.maxed.to_string()),
+            ("stall budget", view.stall_budget.to_string()),
         ];
         for (k, v) in rows {
             t.add_row(vec![k.to_string(), v]);

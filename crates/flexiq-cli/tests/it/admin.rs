@@ -125,7 +125,7 @@ fn admin_script(url: &str, s: &Seed) {
     assert_eq!(
         v,
         serde_json::json!({ "queue": "adm", "paused": false, "rate_limit": null, "rate_limit_ttl_ms": 0,
-            "concurrency": null, "running": 0, "maxed": false })
+            "concurrency": null, "running": 0, "maxed": false, "stall_budget": 1 })
     );
     run(&["queue", "concurrency", "busy", "1"]).ok();
     let v = run(&["queue", "limits", "busy", "--json"]).ok().json();

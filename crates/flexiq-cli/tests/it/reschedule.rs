@@ -164,6 +164,11 @@ fn reschedule_script(url: &str, s: &Seed) {
 
     // queue max-stalled: set, refused out of range, cleared.
     let v = run(&["queue", "max-stalled", "strict", "0", "--json"]).ok().json();
+    assert_eq!(
+        run(&["queue", "limits", "strict", "--json"]).ok().json()["stall_budget"],
+        0,
+        "limits show the budget"
+    );
     assert_eq!(v, serde_json::json!({ "queue": "strict", "max_stalled_count": 0, "stall_budget": 0 }));
     for (args, needle) in [
         (vec!["-1"], "must not be negative"),
