@@ -13,12 +13,12 @@
 //! `flexiq_core::start::starting` says from their statuses (read under lock, or decided
 //! earlier in the batch); when a dependency already failed, its follow-up event goes through
 //! the state machine before the insert, so the row is written already cancelled. A LIFO job
-//! is placed at the enqueue's own time ([`stored_run_at`]), so later enqueues claim first.
+//! is placed at the enqueue's own time ([`placed_run_at`]), so later enqueues claim first.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use flexiq_core::start::starting;
-use flexiq_core::store::{is_lifo, lifo_run_at, EnqueueRequest, Enqueued};
+use flexiq_core::store::{placed_run_at, EnqueueRequest, Enqueued};
 use flexiq_core::transition::{transition, JobState};
 use flexiq_core::{Error, JobStatus, NewJob, Result};
 use uuid::Uuid;
@@ -89,16 +89,6 @@ struct Cols {
     wv: Vec<Option<String>>,
 }
 
-/// The `run_at` the row of `j` enqueued at `now` carries: a LIFO job is placed at its enqueue
-/// time ([`lifo_run_at`]), any other job keeps its own.
-pub(crate) fn stored_run_at(j: &NewJob, now: i64) -> i64 {
-    if is_lifo(j.run_at) {
-        lifo_run_at(now)
-    } else {
-        j.run_at
-    }
-}
-
 impl Cols {
     fn push(&mut self, id: Uuid, j: NewJob, now: i64) -> Result<()> {
         self.id.push(id);
@@ -107,7 +97,7 @@ impl Cols {
             .push(i32::try_from(j.max_retries).map_err(|_| Error::invalid("max_retries is too large"))?);
         self.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
         self.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
-        self.run_at.push(stored_run_at(&j, now));
+        self.run_at.push(placed_run_at(j.run_at, now));
         self.timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
         self.queue.push(j.queue);
         self.task.push(j.task);

@@ -9,14 +9,13 @@
 
 use std::collections::BTreeSet;
 
-use flexiq_core::store::Enqueued;
+use flexiq_core::store::{placed_run_at, Enqueued};
 use flexiq_core::{NewJob, Result};
 use futures::pin_mut;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 
 use crate::db::{i64_of, uid, Conn};
-use crate::enqueue::stored_run_at;
 use crate::error::pg;
 use crate::row::code;
 use crate::store::PgStore;
@@ -82,7 +81,7 @@ impl CopyRow {
     fn of(job: NewJob, now: i64) -> Result<CopyRow> {
         Ok(CopyRow {
             id: uid(&job.id)?,
-            run_at: stored_run_at(&job, now),
+            run_at: placed_run_at(job.run_at, now),
             priority: job.priority,
             max_retries: i32::try_from(job.max_retries)
                 .map_err(|_| flexiq_core::Error::invalid("max_retries is too large"))?,

@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use flexiq_core::store::{
-    CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
+    placed_run_at, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
 };
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{ClaimedJob, Error, Job, JobId, NewJob, Result};
@@ -21,7 +21,6 @@ use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::db::{i64_of, jid, uid, Conn};
-use crate::enqueue::stored_run_at;
 use crate::remove::Rows;
 use crate::row::{job, loaded, state_cols, JOB_COLS};
 use crate::store::PgStore;
@@ -92,7 +91,7 @@ struct StageCols {
 
 impl StageCols {
     fn push(&mut self, j: NewJob, now: i64) -> Result<()> {
-        let run_at = stored_run_at(&j, now);
+        let run_at = placed_run_at(j.run_at, now);
         let (Some(run), Some(stage)) = (j.workflow_run_id, j.workflow_stage_id) else {
             return Err(Error::invalid(format!("job {} names no workflow run and stage", j.id)));
         };

@@ -26,6 +26,17 @@ impl RedisStore {
         self.ctx.conn.cmd("SADD", vec![s(self.ctx.keys.k("queues")), s(queue)]).await?;
         Ok(())
     }
+
+    /// Sets one numeric control `field` of a queue's `qc:<queue>` hash, or clears it.
+    async fn set_control(&self, queue: &str, field: &str, value: Option<u32>) -> Result<()> {
+        self.touch_queue(queue).await?;
+        let qc = self.ctx.keys.k(&format!("qc:{queue}"));
+        match value {
+            Some(v) => self.ctx.conn.cmd("HSET", vec![s(qc), s(field), n(i64::from(v))]).await?,
+            None => self.ctx.conn.cmd("HDEL", vec![s(qc), s(field)]).await?,
+        };
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]
@@ -84,26 +95,14 @@ impl QueueControl for RedisStore {
         self.ctx.check()?;
         req.validate()?;
         let SetConcurrencyRequest { queue, max } = req;
-        self.touch_queue(&queue).await?;
-        let qc = self.ctx.keys.k(&format!("qc:{queue}"));
-        match max {
-            Some(m) => self.ctx.conn.cmd("HSET", vec![s(qc), s("conc"), n(i64::from(m))]).await?,
-            None => self.ctx.conn.cmd("HDEL", vec![s(qc), s("conc")]).await?,
-        };
-        Ok(())
+        self.set_control(&queue, "conc", max).await
     }
 
     async fn set_max_stalled(&self, req: SetMaxStalledRequest) -> Result<()> {
         self.ctx.check()?;
         req.validate()?;
         let SetMaxStalledRequest { queue, max } = req;
-        self.touch_queue(&queue).await?;
-        let qc = self.ctx.keys.k(&format!("qc:{queue}"));
-        match max {
-            Some(m) => self.ctx.conn.cmd("HSET", vec![s(qc), s("ms"), n(i64::from(m))]).await?,
-            None => self.ctx.conn.cmd("HDEL", vec![s(qc), s("ms")]).await?,
-        };
-        Ok(())
+        self.set_control(&queue, "ms", max).await
     }
 
     async fn queue_config(&self, queue: &str) -> Result<QueueConfig> {

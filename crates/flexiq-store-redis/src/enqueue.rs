@@ -1,8 +1,8 @@
 //! Enqueue: argument encoding for `enqueue.lua` (shared with replays and dead-letter
 //! retries) and the checks made before a batch is sent. A LIFO job is placed at the enqueue's
-//! own time ([`stored_run_at`]), so later enqueues claim first.
+//! own time ([`placed_run_at`]), so later enqueues claim first.
 
-use flexiq_core::store::{is_lifo, lifo_run_at, Enqueued};
+use flexiq_core::store::{placed_run_at, Enqueued};
 use flexiq_core::{JobId, NewJob, Result};
 use fred::types::Value;
 
@@ -25,16 +25,6 @@ pub(crate) fn optional_fields(j: &NewJob) -> impl Iterator<Item = (&'static str,
     .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
 }
 
-/// The `run_at` the hash of `j` enqueued at `now` carries: a LIFO job is placed at its enqueue
-/// time ([`lifo_run_at`]), any other job keeps its own.
-pub(crate) fn stored_run_at(j: &NewJob, now: i64) -> i64 {
-    if is_lifo(j.run_at) {
-        lifo_run_at(now)
-    } else {
-        j.run_at
-    }
-}
-
 /// Builds the enqueue script's arguments for `jobs`.
 pub(crate) fn enqueue_args(
     jobs: &[NewJob],
@@ -54,7 +44,7 @@ pub(crate) fn enqueue_args(
         a.push(s(j.task.clone()));
         a.push(b(j.payload.clone()));
         a.push(n(i64::from(j.priority)));
-        a.push(n(stored_run_at(j, now)));
+        a.push(n(placed_run_at(j.run_at, now)));
         a.push(n(i64::from(j.max_retries)));
         a.push(n(j.backoff.base_ms as i64));
         a.push(n(j.backoff.max_ms as i64));

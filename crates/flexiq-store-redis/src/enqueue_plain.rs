@@ -11,12 +11,11 @@
 
 use std::collections::HashMap;
 
-use flexiq_core::store::Enqueued;
+use flexiq_core::store::{placed_run_at, Enqueued};
 use flexiq_core::{JobStatus, NewJob, Result};
 use fred::types::Value;
 
 use crate::conn::{b, n, s};
-use crate::enqueue::stored_run_at;
 use crate::keys::{pad, ready_member};
 use crate::store::Ctx;
 
@@ -73,7 +72,7 @@ pub(crate) fn plain_args(jobs: &[NewJob], now: i64) -> Vec<Value> {
     hashes.push(n(jobs.len() as i64));
     for j in jobs {
         let id = j.id.as_str();
-        let run_at = stored_run_at(j, now);
+        let run_at = placed_run_at(j.run_at, now);
         if !tasks.contains(&j.task.as_str()) {
             tasks.push(&j.task);
         }

@@ -39,11 +39,6 @@ fn insert_sql(rows: usize) -> String {
     sql
 }
 
-/// The `run_at` the row of `j` enqueued at `now` carries (see [`placed_run_at`]).
-pub(crate) fn stored_run_at(j: &NewJob, now: i64) -> i64 {
-    placed_run_at(j.run_at, now)
-}
-
 /// Inserts `rows` with as few statements as possible; a duplicate id is `Conflict` naming it.
 pub(crate) fn insert_rows(
     conn: &Connection,
@@ -70,7 +65,7 @@ pub(crate) fn insert_rows(
             bind(&j.backoff.base_ms)?;
             bind(&j.backoff.max_ms)?;
             bind(&now)?;
-            bind(&stored_run_at(j, now))?;
+            bind(&placed_run_at(j.run_at, now))?;
             bind(&j.unique_key)?;
             bind(&j.metadata)?;
             bind(&j.timeout_ms)?;

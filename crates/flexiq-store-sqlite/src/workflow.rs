@@ -9,7 +9,7 @@
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
-    CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
+    placed_run_at, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
 };
 use flexiq_core::transition::Event;
 use flexiq_core::{ClaimedJob, Error, Job, JobId, JobStatus, NewJob, Result};
@@ -71,7 +71,7 @@ fn replace(ctx: &mut WriteCtx<'_>, ns: &str, old: &Loaded, j: &NewJob, now: i64)
             j.max_retries,
             j.backoff.base_ms,
             j.backoff.max_ms,
-            enqueue::stored_run_at(j, now),
+            placed_run_at(j.run_at, now),
             j.metadata,
             j.timeout_ms,
             j.group_key,

@@ -99,7 +99,8 @@ fn check_queue(queue: &str) -> Result<()> {
     validate_name("queue name", queue)
 }
 
-fn check_count(what: &str, n: u32) -> Result<()> {
+/// Checks a count or limit of 1 to `MAX_PAGE`, named `what` in the error.
+pub(crate) fn check_count(what: &str, n: u32) -> Result<()> {
     validate_limit(i64::from(n))
         .map(|_| ())
         .map_err(|_| Error::invalid(format!("{what} {n} must be between 1 and {}", crate::filter::MAX_PAGE)))

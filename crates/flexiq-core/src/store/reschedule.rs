@@ -10,7 +10,6 @@
 //! can be moved: anything else is `Conflict` naming its status.
 
 use crate::error::{Error, Result};
-use crate::filter::validate_limit;
 use crate::id::JobId;
 use crate::job::JobStatus;
 use crate::options::validate_name;
@@ -173,9 +172,7 @@ impl PromoteJobsRequest {
     /// Checks the queue name and the count.
     pub fn validate(&self) -> Result<()> {
         validate_name("queue name", &self.queue)?;
-        validate_limit(i64::from(self.count)).map(|_| ()).map_err(|_| {
-            Error::invalid(format!("count {} must be between 1 and {}", self.count, crate::filter::MAX_PAGE))
-        })
+        super::admin::check_count("count", self.count)
     }
 }
 

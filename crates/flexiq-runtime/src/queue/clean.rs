@@ -19,7 +19,7 @@ fn parse_status(status: &str) -> Result<JobStatus> {
 }
 
 /// A count or limit of 1 to `MAX_PAGE`, named `what`.
-fn page_count(what: &str, n: i64) -> Result<u32> {
+pub(super) fn page_count(what: &str, n: i64) -> Result<u32> {
     let max = i64::from(flexiq_core::filter::MAX_PAGE);
     if !(1..=max).contains(&n) {
         return Err(Error::invalid(format!("{what} {n} must be between 1 and {max}")));

@@ -7,6 +7,7 @@
 
 use flexiq_core::store::{ChangeDelayRequest, ChangePriorityRequest, PromoteJobsRequest, PromoteRequest};
 
+use super::clean::page_count;
 use super::{parse_id, Queue};
 use crate::error::{Error, Result};
 
@@ -33,11 +34,8 @@ impl Queue {
     /// Makes up to `count` (1 to 10,000) delayed jobs of `queue` due now, soonest first;
     /// returns how many. Call again until it returns 0.
     pub async fn promote_jobs(&self, queue: &str, count: i64) -> Result<u64> {
-        let max = i64::from(flexiq_core::filter::MAX_PAGE);
-        if !(1..=max).contains(&count) {
-            return Err(Error::invalid(format!("count {count} must be between 1 and {max}")));
-        }
-        let req = PromoteJobsRequest { queue: queue.to_string(), count: count as u32, now: self.now_ms() };
+        let count = page_count("count", count)?;
+        let req = PromoteJobsRequest { queue: queue.to_string(), count, now: self.now_ms() };
         req.validate()?;
         let n = self.store.promote_jobs(req).await?;
         tracing::info!(queue, promoted = n, "promoted delayed jobs");
