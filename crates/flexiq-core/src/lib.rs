@@ -10,10 +10,12 @@
 pub mod backoff;
 pub mod contract;
 pub mod cursor;
+pub mod dedup;
 pub mod error;
 pub mod fairness;
 pub mod fence;
 pub mod filter;
+pub mod flow;
 pub mod history;
 pub mod id;
 pub mod job;
@@ -29,10 +31,12 @@ pub mod transition;
 pub use backoff::Backoff;
 pub use contract::{check_floor, validate_new_floor, MigrationSummary, CONTRACT_LEVEL};
 pub use cursor::{Cursor, Page};
+pub use dedup::{DedupMode, DedupOptions};
 pub use error::{Error, ErrorKind, Result};
 pub use fairness::FairnessPath;
 pub use fence::{AckOutcome, Fence};
 pub use filter::{validate_limit, validate_offset, JobFilter, MAX_PAGE};
+pub use flow::{ChildClass, EdgePolicy, FlowNode, FlowPlan};
 pub use history::{
     DagEdge, DagNode, DeadJob, JobDag, JobError, Lease, LogEntry, Partial, ReplayEntry, WorkerInfo,
 };

@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::backoff::Backoff;
+use crate::dedup::{DedupMode, DedupOptions};
 use crate::error::{Error, Result};
+use crate::flow::EdgePolicy;
 use crate::id::JobId;
 
 /// Largest payload accepted (bytes).
@@ -60,6 +62,9 @@ pub struct EnqueueOptions {
     /// `delay_ms` and `run_at` (see [`crate::store::Reschedule`]).
     #[serde(default)]
     pub lifo: bool,
+    /// Deduplication by key and mode (see [`crate::dedup`]). Exclusive with `unique_key`.
+    #[serde(default)]
+    pub dedup: Option<DedupOptions>,
 }
 
 /// A validated job ready for a store's `enqueue`.
@@ -89,6 +94,11 @@ pub struct NewJob {
     pub metadata: Option<String>,
     /// Dependencies.
     pub depends_on: Vec<JobId>,
+    /// The failure policy of each dependency edge, in `depends_on` order; empty means every
+    /// edge is [`EdgePolicy::CancelDependent`]. Flows set it (see [`crate::flow`]).
+    pub dep_policies: Vec<EdgePolicy>,
+    /// Deduplication by key and mode.
+    pub dedup: Option<DedupOptions>,
     /// Fairness group.
     pub group_key: Option<String>,
     /// Workflow run id.
@@ -147,6 +157,21 @@ impl NewJob {
         if let Some(k) = &opts.unique_key {
             validate_name("unique key", k)?;
         }
+        if let Some(d) = &opts.dedup {
+            d.validate()?;
+            if opts.unique_key.is_some() {
+                return Err(Error::invalid(format!(
+                    "dedup {} and a unique key cannot be given together",
+                    d.id
+                )));
+            }
+            if d.mode == DedupMode::KeepLastIfActive && !opts.depends_on.is_empty() {
+                return Err(Error::invalid(format!(
+                    "dedup {}: keep_last_if_active jobs cannot also have dependencies",
+                    d.id
+                )));
+            }
+        }
         if let Some(g) = &opts.group_key {
             validate_name("group key", g)?;
         }
@@ -189,6 +214,8 @@ impl NewJob {
             unique_key: opts.unique_key,
             metadata: opts.metadata,
             depends_on,
+            dep_policies: Vec::new(),
+            dedup: opts.dedup,
             group_key: opts.group_key,
             workflow_run_id: opts.workflow_run_id,
             workflow_stage_id: opts.workflow_stage_id,

@@ -128,7 +128,15 @@ pub enum Event {
         /// The dependency's id.
         dependency: String,
     },
-    /// Every dependency completed.
+    /// A child whose edge has [`crate::flow::EdgePolicy::FailParent`] failed for good: the
+    /// parent fails with it.
+    ChildFailed {
+        /// The child's id.
+        child: String,
+        /// The child's last error, if it recorded one.
+        error: Option<String>,
+    },
+    /// Every dependency completed (or settled under its edge's policy).
     DependenciesMet,
 }
 
@@ -146,6 +154,7 @@ impl Event {
             Event::Cancel => "cancel",
             Event::CancelRunning { .. } => "stop on a cancel request",
             Event::DependencyFailed { .. } => "cancel for failed dependency",
+            Event::ChildFailed { .. } => "fail for failed child",
             Event::DependenciesMet => "release dependencies",
         }
     }
@@ -183,7 +192,8 @@ pub struct Next {
     pub error_record: Option<String>,
     /// Write a dead-letter row.
     pub dead_letter: bool,
-    /// Cancel every job that depends on this one (transitively).
+    /// The job failed for good: each job depending on it applies its edge's
+    /// [`crate::flow::EdgePolicy`] (plain edges cancel it, transitively).
     pub cancel_dependents: bool,
     /// Re-check the dependents of this job: they may now be runnable.
     pub release_dependents: bool,
@@ -389,6 +399,19 @@ pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Ref
             n.finished_at = Some(now);
             n.cancel_dependents = true;
             n.last_error = Some(format!("dependency {dependency} did not complete"));
+            Ok(n)
+        }
+        Event::ChildFailed { child, error } => {
+            if !matches!(state.status, JobStatus::Pending | JobStatus::Waiting | JobStatus::Suspended) {
+                return Err(illegal());
+            }
+            let mut n = Next::to(JobStatus::Failed, state.attempt);
+            n.finished_at = Some(now);
+            n.cancel_dependents = true;
+            n.last_error = Some(match error {
+                Some(e) => format!("child {child} failed: {e}"),
+                None => format!("child {child} failed"),
+            });
             Ok(n)
         }
         Event::DependenciesMet => {

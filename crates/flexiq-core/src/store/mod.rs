@@ -2,7 +2,8 @@
 //!
 //! One file per trait, and every store implements each trait in a file of the same name
 //! (`jobs.rs`, `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`,
-//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`, `admin.rs`, `reschedule.rs`). A method takes nothing, one typed value (a
+//! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`, `admin.rs`, `reschedule.rs`,
+//! `flows.rs`, `dedup.rs`). A method takes nothing, one typed value (a
 //! [`JobId`](crate::JobId), a queue, task or key name, a record), or one request struct named
 //! for it (`archive_terminal` takes [`ArchiveTerminalRequest`]) whose fields carry their units
 //! (`cutoff_ms`, `ttl_ms`) and the injected `now` (Unix ms, so tests control time). The rules
@@ -16,6 +17,8 @@
 mod admin;
 mod control;
 mod dead;
+mod dedup;
+mod flows;
 mod history;
 mod inspect;
 mod jobs;
@@ -38,6 +41,8 @@ pub use control::{
 pub use dead::{
     DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, PurgeDeadRequest, RetryDeadRequest,
 };
+pub use dedup::{DedupJobIdRequest, Deduplication};
+pub use flows::{ChildDependency, Dependencies, DependenciesRequest, Flows, RemoveChildDependencyRequest};
 pub use history::{
     AppendLogRequest, GetMetricsRequest, History, PartialsRequest, PublishPartialRequest, ReplayRequest,
     SetProgressRequest,
@@ -79,6 +84,8 @@ pub trait Store:
     + Workflows
     + Admin
     + Reschedule
+    + Flows
+    + Deduplication
 {
     /// The namespace this handle is scoped to.
     fn namespace(&self) -> &str;

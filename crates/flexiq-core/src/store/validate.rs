@@ -8,8 +8,10 @@
 
 use std::collections::HashSet;
 
+use crate::dedup::DedupMode;
 use crate::error::{Error, Result};
 use crate::filter::MAX_PAGE;
+use crate::flow::EdgePolicy;
 use crate::options::{
     validate_metadata, validate_name, NewJob, MAX_DEPENDENCIES, MAX_PAYLOAD_BYTES, MAX_RETRIES_LIMIT,
 };
@@ -67,6 +69,28 @@ impl NewJob {
                 return Err(Error::invalid(format!("dependency {d} of job {id} is listed twice")));
             }
         }
+        if !self.dep_policies.is_empty() && self.dep_policies.len() != self.depends_on.len() {
+            return Err(Error::invalid(format!(
+                "job {id} gives {} dependency policies for {} dependencies",
+                self.dep_policies.len(),
+                self.depends_on.len()
+            )));
+        }
+        if let Some(d) = &self.dedup {
+            d.validate()?;
+            if self.unique_key.is_some() {
+                return Err(Error::invalid(format!(
+                    "job {id}: dedup {} and a unique key cannot be given together",
+                    d.id
+                )));
+            }
+            if d.mode == DedupMode::KeepLastIfActive && !self.depends_on.is_empty() {
+                return Err(Error::invalid(format!(
+                    "job {id}: dedup {} in keep_last_if_active cannot also have dependencies",
+                    d.id
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -83,10 +107,17 @@ impl EnqueueRequest {
         let all: HashSet<_> = self.jobs.iter().map(|j| &j.id).collect();
         for j in &self.jobs {
             j.validate()?;
-            for d in &j.depends_on {
+            for (i, d) in j.depends_on.iter().enumerate() {
                 if all.contains(d) && !seen.contains(d) {
                     return Err(Error::invalid(format!(
                         "job {} depends on {d}, which comes later in the batch",
+                        j.id
+                    )));
+                }
+                let policy = j.dep_policies.get(i).copied().unwrap_or_default();
+                if policy != EdgePolicy::CancelDependent && !seen.contains(d) {
+                    return Err(Error::invalid(format!(
+                        "job {} gives dependency {d} the policy {policy}, which only a child enqueued earlier in the same batch may carry",
                         j.id
                     )));
                 }

@@ -98,9 +98,9 @@ impl UpsertStagesRequest {
                     j.run_at
                 )));
             }
-            if !j.depends_on.is_empty() || j.unique_key.is_some() {
+            if !j.depends_on.is_empty() || j.unique_key.is_some() || j.dedup.is_some() {
                 return Err(Error::invalid(format!(
-                    "stage {stage} of run {run} cannot carry dependencies or a unique key"
+                    "stage {stage} of run {run} cannot carry dependencies, a unique key or dedup"
                 )));
             }
             if !seen.insert((run, stage)) {
