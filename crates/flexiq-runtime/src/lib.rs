@@ -39,7 +39,9 @@ pub use worker::{
 
 /// The engine's model and store traits, re-exported.
 pub use flexiq_core as core;
-pub use flexiq_core::store::WorkflowServes;
+pub use flexiq_core::dedup::{DedupMode, DedupOptions};
+pub use flexiq_core::flow::{EdgePolicy, FlowNode};
+pub use flexiq_core::store::{ChildDependency, Dependencies, Enqueued, WorkflowServes};
 pub use flexiq_core::{
     AckOutcome, Backoff, ClaimedJob, DeadJob, EffectiveRetention, EnqueueOptions, FairnessPath, Fence, Job,
     JobDag, JobError, JobFilter, JobId, JobStatus, LogEntry, MetricBucket, MetricRow, Page, Partial,

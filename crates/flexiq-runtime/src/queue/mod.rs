@@ -13,6 +13,8 @@ mod admin;
 mod clean;
 mod control;
 mod dead;
+mod dedup;
+mod flows;
 mod jobs;
 mod listing;
 mod reschedule;

@@ -6,6 +6,7 @@
 //! token fires at the task's soft timeout, as a hint to wrap up. Partials, logs and progress
 //! go through the queue, the progress write fenced to this attempt.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use flexiq_core::{AckOutcome, Fence, Job, JobId};
@@ -116,6 +117,19 @@ impl JobContext {
     /// Fires at the task's soft timeout: a hint to finish up; the attempt keeps running.
     pub fn soft_timeout(&self) -> &CancellationToken {
         &self.soft_timeout
+    }
+
+    /// The results of this job's completed children (a flow's parent, or any job with
+    /// dependencies), by child id; `None` for a child that completed without a result.
+    pub async fn children_values(&self) -> Result<HashMap<JobId, Option<Vec<u8>>>> {
+        let deps = self.queue.all_dependencies(self.job.id.as_str()).await?;
+        Ok(deps.processed.into_iter().map(|c| (c.id, c.result)).collect())
+    }
+
+    /// The children whose failure was ignored (`ignore_dependency`), with their last error.
+    pub async fn ignored_failures(&self) -> Result<HashMap<JobId, String>> {
+        let deps = self.queue.all_dependencies(self.job.id.as_str()).await?;
+        Ok(deps.ignored.into_iter().map(|c| (c.id, c.error.unwrap_or_default())).collect())
     }
 
     /// Publishes a partial result; returns its sequence number (1, 2, ...).

@@ -5,6 +5,7 @@ mod backends;
 mod common;
 mod connect;
 mod fence;
+mod flows;
 mod queue_admin;
 mod queue_clean;
 mod queue_control;
