@@ -1,8 +1,9 @@
 //! Applying the state machine's [`Next`] to a job row and its side records.
 //!
 //! The one UPDATE that writes any transition, the counter deltas, error rows, dead letters,
-//! metric rows, and the propagation to dependents (release when all dependencies completed,
-//! transitive cancellation when one did not). Every status change in this crate ends here.
+//! metric rows, and the hand-off to dependents (`flows.rs`: release when every edge is settled,
+//! each edge's policy when a dependency failed for good). Every status change in this crate
+//! ends here.
 
 use flexiq_core::id::new_row_id;
 use flexiq_core::transition::{transition, Event, JobState, Next};
@@ -10,7 +11,8 @@ use flexiq_core::{Error, JobStatus, Result};
 
 use crate::claim::Claimers;
 use crate::error::SqlResultExt;
-use crate::row::{load_state, Loaded};
+use crate::flows;
+use crate::row::Loaded;
 use crate::writer::{MetricInsert, WriteCtx};
 
 /// Column values a transition writes beside the [`Next`].
@@ -33,8 +35,10 @@ pub(crate) fn apply(
     extras: Extras<'_>,
 ) -> Result<()> {
     write_next(ctx, ns, st, next, now, extras)?;
-    if st.has_dependents && (next.cancel_dependents || next.release_dependents) {
-        propagate(ctx, ns, &st.id, next.cancel_dependents, now)?;
+    if st.has_dependents && next.cancel_dependents {
+        flows::on_failed(ctx, ns, &st.id, now)?;
+    } else if st.has_dependents && next.release_dependents {
+        flows::release_dependents(ctx, ns, &st.id, now)?;
     }
     Ok(())
 }
@@ -184,7 +188,8 @@ pub(crate) fn apply_completions(
     Ok(())
 }
 
-fn write_next(
+/// Writes `next` for `st` and its side records, without looking at dependents.
+pub(crate) fn write_next(
     ctx: &mut WriteCtx<'_>,
     ns: &str,
     st: &Loaded,
@@ -257,49 +262,4 @@ fn write_next(
     }
     ctx.job_changed(&st.id);
     Ok(())
-}
-
-/// Walks dependents of `root`: releases waiting ones whose dependencies all completed, or
-/// cancels them (transitively) when `cancel`.
-fn propagate(ctx: &mut WriteCtx<'_>, ns: &str, root: &str, cancel: bool, now: i64) -> Result<()> {
-    let mut work = vec![root.to_string()];
-    while let Some(id) = work.pop() {
-        let dependents: Vec<String> = {
-            let mut stmt = ctx.conn.prepare_cached("SELECT job_id FROM job_deps WHERE dep_id = ?1").db()?;
-            let rows = stmt.query_map([&id], |r| r.get(0)).db()?;
-            rows.collect::<rusqlite::Result<_>>().db()?
-        };
-        for dep in dependents {
-            let Some(st) = load_state(ctx.conn, ns, &dep)? else { continue };
-            let event = if cancel {
-                Event::DependencyFailed { dependency: id.clone() }
-            } else {
-                if st.status != JobStatus::Waiting || !all_deps_completed(ctx, &dep)? {
-                    continue;
-                }
-                Event::DependenciesMet
-            };
-            let Ok(next) = transition(&st.job_state(), &event, now) else { continue };
-            write_next(ctx, ns, &st, &next, now, Extras::default())?;
-            if st.has_dependents && next.cancel_dependents {
-                work.push(dep);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether every dependency of `id` completed (in the hot table or the archive).
-pub(crate) fn all_deps_completed(ctx: &WriteCtx<'_>, id: &str) -> Result<bool> {
-    let open: i64 = ctx
-        .conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM job_deps d WHERE d.job_id = ?1
-               AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.dep_id AND j.status = 2)
-               AND NOT EXISTS (SELECT 1 FROM archived_jobs a WHERE a.id = d.dep_id AND a.status = 2)",
-        )
-        .db()?
-        .query_row([id], |r| r.get(0))
-        .db()?;
-    Ok(open == 0)
 }

@@ -13,6 +13,7 @@ use flexiq_core::{JobStatus, Result};
 
 use crate::apply::{fire, Extras};
 use crate::claim::queue_row;
+use crate::dedup;
 use crate::error::SqlResultExt;
 use crate::row::load_state;
 use crate::writer::WriteCtx;
@@ -195,7 +196,8 @@ impl QueueControl for SqliteStore {
     }
 }
 
-/// Deletes a job row with its partials and dependency edges, keeping the counters right. A
+/// Deletes a job row with its partials, dependency edges and the dedup record it holds,
+/// keeping the counters right. A
 /// running job gone frees its queue's concurrency and its group's fairness cap, so claimers
 /// are woken.
 pub(crate) fn delete_job(
@@ -209,6 +211,7 @@ pub(crate) fn delete_job(
     conn.prepare_cached("DELETE FROM jobs WHERE id = ?1").db()?.execute([id]).db()?;
     conn.prepare_cached("DELETE FROM job_partials WHERE job_id = ?1").db()?.execute([id]).db()?;
     conn.prepare_cached("DELETE FROM job_deps WHERE job_id = ?1").db()?.execute([id]).db()?;
+    dedup::release_held(conn, ns, id)?;
     ctx.count_delta(ns, queue, status, -1);
     ctx.job_changed(id);
     if status == JobStatus::Running {

@@ -118,6 +118,8 @@ impl DeadLetters for SqliteStore {
                         unique_key: None,
                         metadata: r.get(8)?,
                         depends_on: Vec::new(),
+                        dep_policies: Vec::new(),
+                        dedup: None,
                         group_key: r.get(9)?,
                         workflow_run_id: r.get(10)?,
                         workflow_stage_id: r.get(11)?,

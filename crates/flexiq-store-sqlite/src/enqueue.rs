@@ -1,8 +1,13 @@
-//! Enqueue on the writer thread: revocation, unique keys, dependencies, the admission cap.
+//! Enqueue on the writer thread: revocation, unique keys, dedup keys, dependencies, the
+//! admission cap.
 //!
-//! Where a job with dependencies starts is [`flexiq_core::start::starting`]'s verdict over the
-//! dependencies' statuses, read in this transaction; a failed dependency's cancellation is its
-//! follow-up event, applied through the same transition path as every other status change.
+//! Where a job with dependencies starts is `flows::standing`'s verdict over its edges (each
+//! dependency's status, read in this transaction, and the edge's policy); for plain edges that
+//! is [`flexiq_core::start::starting`]'s verdict. A failed dependency's cancellation (or, under
+//! `fail_parent`, the job's failure) is its follow-up event, applied through the same
+//! transition path as every other status change. A job with a dedup key does what
+//! [`flexiq_core::dedup::plan_dedup`] says over the key's record (see `dedup.rs`), jobs taken
+//! in batch order, so a later job of the batch sees an earlier one's record.
 //! A workflow stage holds at most one live row: a job naming a (run, stage) pair that already
 //! has one is `Conflict`, checked before the insert in the same transaction. A LIFO job (a
 //! negative `run_at`) is stamped with the enqueue's own time, so the latest enqueued is
@@ -10,13 +15,16 @@
 
 use std::collections::HashMap;
 
-use flexiq_core::start::starting;
+use flexiq_core::dedup::{plan_dedup, DedupPlan};
+use flexiq_core::flow::EdgePolicy;
 use flexiq_core::store::{placed_run_at, EnqueueRequest, Enqueued};
 use flexiq_core::{Error, JobId, JobStatus, NewJob, Result};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::apply::{fire, Extras};
+use crate::dedup;
 use crate::error::{is_unique_violation, map, SqlResultExt};
+use crate::flows::{self, Edge, Standing};
 use crate::row::load_state;
 use crate::writer::WriteCtx;
 
@@ -172,6 +180,59 @@ pub(crate) fn dep_status(conn: &Connection, ns: &str, id: &JobId) -> Result<Opti
     code.map(JobStatus::from_code).transpose()
 }
 
+/// `j` with one more edge, on the running `holder` of its dedup key, under
+/// `ignore_dependency`: it waits for the holder and runs however the holder ends.
+fn queued_behind(j: &NewJob, holder: JobId) -> NewJob {
+    let mut behind = j.clone();
+    if behind.dep_policies.is_empty() {
+        behind.dep_policies = vec![EdgePolicy::CancelDependent; behind.depends_on.len()];
+    }
+    behind.depends_on.push(holder);
+    behind.dep_policies.push(EdgePolicy::IgnoreDependency);
+    behind
+}
+
+/// Inserts job `j` alone where its edges put it ([`flows::standing`] over its dependencies'
+/// statuses, read here), with its edges and their policies; a dependency that already failed
+/// under a policy ending the job is its follow-up event, through the state machine.
+fn insert_one(ctx: &mut WriteCtx<'_>, ns: &str, j: &NewJob, now: i64) -> Result<()> {
+    let conn: &Connection = ctx.conn;
+    let mut edges = Vec::with_capacity(j.depends_on.len());
+    for (i, d) in j.depends_on.iter().enumerate() {
+        let status = dep_status(conn, ns, d)?.ok_or_else(|| {
+            Error::invalid(format!("dependency {d} of job {} not found in namespace {ns}", j.id))
+        })?;
+        let policy = j.dep_policies.get(i).copied().unwrap_or_default();
+        edges.push(Edge { dep: d.to_string(), policy, status: Some(status) });
+    }
+    let standing = flows::standing(conn, ns, &edges)?;
+    let status = standing.insert_status();
+    insert_rows(conn, ns, now, &[(j, status)])?;
+    let kept: Vec<&Edge> = edges.iter().filter(|e| !e.dropped()).collect();
+    let mut edge =
+        conn.prepare_cached("INSERT INTO job_deps (job_id, dep_id, policy) VALUES (?1, ?2, ?3)").db()?;
+    let mut flag = conn
+        .prepare_cached("UPDATE jobs SET has_dependents = 1 WHERE id = ?1 AND has_dependents = 0")
+        .db()?;
+    for e in &kept {
+        edge.execute((j.id.as_str(), &e.dep, e.policy.code())).db()?;
+        flag.execute([&e.dep]).db()?;
+    }
+    if kept.len() != edges.len() {
+        flows::unflag_deps(conn, j.id.as_str())?;
+    }
+    ctx.count_delta(ns, &j.queue, status, 1);
+    if status == JobStatus::Pending {
+        ctx.wake_work();
+    }
+    if let Standing::Fails(event) = standing {
+        if let Some(st) = load_state(conn, ns, j.id.as_str())? {
+            fire(ctx, ns, &st, &event, now, Extras::default())?;
+        }
+    }
+    Ok(())
+}
+
 /// Inserts the batch (the caller's savepoint undoes everything on error).
 pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) -> Result<Vec<Enqueued>> {
     let conn: &Connection = ctx.conn;
@@ -196,6 +257,26 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
                 continue;
             }
         }
+        // A dedup key is decided against its record as this write left it, so rows still
+        // buffered (whose holders the record may name) go in first.
+        let mut taken = None;
+        let mut behind = None;
+        if let Some(d) = &j.dedup {
+            insert_rows(conn, ns, req.now, &buffered)?;
+            buffered.clear();
+            match plan_dedup(d, dedup::hold(conn, ns, &d.id)?.as_ref(), req.now) {
+                DedupPlan::Insert { expires_at } => taken = Some(expires_at),
+                DedupPlan::Ignore { holder, extend_to, replace } => {
+                    dedup::keep(ctx, ns, j, &holder, extend_to, replace, req.now)?;
+                    out.push(Enqueued { id: holder, created: false });
+                    continue;
+                }
+                DedupPlan::InsertBehind { holder } => {
+                    taken = Some(d.expires_at(req.now));
+                    behind = Some(holder);
+                }
+            }
+        }
         if let (Some(run), Some(stage)) = (j.workflow_run_id.as_deref(), j.workflow_stage_id.as_deref()) {
             if let Some(holder) = stages.get(&(run, stage)) {
                 return Err(stage_taken(run, stage, holder));
@@ -206,8 +287,8 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
             stages.insert((run, stage), j.id.as_str());
         }
         out.push(Enqueued { id: j.id.clone(), created: true });
-        // No dependencies: `starting` says ready, so the row goes in `pending` with the batch.
-        if j.depends_on.is_empty() && j.unique_key.is_none() {
+        // No dependencies: the row goes in `pending` with the batch.
+        if j.depends_on.is_empty() && j.unique_key.is_none() && j.dedup.is_none() {
             ctx.count_delta(ns, &j.queue, JobStatus::Pending, 1);
             ctx.wake_work();
             buffered.push((j, JobStatus::Pending));
@@ -219,34 +300,12 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
         }
         insert_rows(conn, ns, req.now, &buffered)?;
         buffered.clear();
-        let mut statuses = Vec::with_capacity(j.depends_on.len());
-        for d in &j.depends_on {
-            statuses.push(dep_status(conn, ns, d)?.ok_or_else(|| {
-                Error::invalid(format!("dependency {d} of job {} not found in namespace {ns}", j.id))
-            })?);
+        match behind {
+            Some(holder) => insert_one(ctx, ns, &queued_behind(j, holder), req.now)?,
+            None => insert_one(ctx, ns, j, req.now)?,
         }
-        let start = starting(statuses);
-        let status = start.insert_status();
-        insert_rows(conn, ns, req.now, &[(j, status)])?;
-        if !j.depends_on.is_empty() {
-            let mut edge =
-                conn.prepare_cached("INSERT INTO job_deps (job_id, dep_id) VALUES (?1, ?2)").db()?;
-            let mut flag = conn
-                .prepare_cached("UPDATE jobs SET has_dependents = 1 WHERE id = ?1 AND has_dependents = 0")
-                .db()?;
-            for d in &j.depends_on {
-                edge.execute((j.id.as_str(), d.as_str())).db()?;
-                flag.execute([d.as_str()]).db()?;
-            }
-        }
-        ctx.count_delta(ns, &j.queue, status, 1);
-        if status == JobStatus::Pending {
-            ctx.wake_work();
-        }
-        if let Some(event) = start.follow_up(&j.depends_on) {
-            if let Some(st) = load_state(conn, ns, j.id.as_str())? {
-                fire(ctx, ns, &st, &event, req.now, Extras::default())?;
-            }
+        if let (Some(d), Some(expires_at)) = (&j.dedup, taken) {
+            dedup::take(conn, ns, &d.id, j, expires_at)?;
         }
     }
     insert_rows(conn, ns, req.now, &buffered)?;

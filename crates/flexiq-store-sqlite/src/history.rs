@@ -164,6 +164,8 @@ impl History for SqliteStore {
                 unique_key: None,
                 metadata: old.metadata,
                 depends_on: Vec::new(),
+                dep_policies: Vec::new(),
+                dedup: None,
                 group_key: old.group_key,
                 workflow_run_id: old.workflow_run_id,
                 workflow_stage_id: old.workflow_stage_id,

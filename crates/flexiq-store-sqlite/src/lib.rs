@@ -17,8 +17,10 @@
 //! `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`,
 //! `maintenance.rs`, `schema.rs` (which also holds the migrations) and `workflow.rs` (with the
 //! fair claim in `workflow_claim.rs`), `admin.rs` (with the shared removal of jobs and their
-//! history in `removal.rs` and the orphan sweep in `orphans.rs`) and `reschedule.rs` (new delays,
-//! promotion, new priorities, LIFO). Each method checks its request with the request's own
+//! history in `removal.rs` and the orphan sweep in `orphans.rs`), `reschedule.rs` (new delays,
+//! promotion, new priorities, LIFO), `flows.rs` (dependency listings, cutting a child loose, and
+//! the per-edge failure policies every status change hands its dependents to) and `dedup.rs`
+//! (the dedup records enqueue decides against). Each method checks its request with the request's own
 //! `validate()` from core before touching the file.
 //!
 //! [`JobStore`]: flexiq_core::store::JobStore
@@ -35,8 +37,10 @@ mod checkpoint;
 mod claim;
 mod control;
 mod dead;
+mod dedup;
 mod enqueue;
 mod error;
+mod flows;
 mod group_commit;
 mod history;
 mod inspect;

@@ -1,6 +1,7 @@
 //! [`Maintenance`]: what the elected cleaner runs. Archival moves terminal rows into
 //! `archived_jobs` (keeping the counters right), retention deletes old history per table by its
-//! time column, and the worker registry is one row per worker; the jobs a worker runs are not
+//! time column (an archived job purged takes the dedup record it holds with it), and the
+//! worker registry is one row per worker; the jobs a worker runs are not
 //! stored with it but read from the running jobs stamped with its id when it is listed.
 
 use std::collections::{BTreeMap, HashMap};
@@ -37,6 +38,13 @@ fn running_by_worker(conn: &Connection, ns: &str) -> Result<HashMap<String, Vec<
     Ok(out)
 }
 
+/// The dedup records held by archived jobs of `?1` archived before `?2`, dropped with them.
+/// The archived rows are walked by archive time and each one's record found through
+/// `dedup_keys_job`, so the namespace's other records are never read.
+pub(crate) const ARCHIVED_DEDUP_PURGE: &str = "DELETE FROM dedup_keys WHERE ns = ?1 AND key IN
+    (SELECT k.key FROM archived_jobs a CROSS JOIN dedup_keys k ON k.ns = ?1 AND k.job_id = a.id
+     WHERE a.ns = ?1 AND a.archived_at < ?2)";
+
 /// (table, time column) swept for each retention table.
 fn retention_target(t: RetentionTable) -> (&'static str, &'static str) {
     match t {
@@ -62,6 +70,9 @@ fn retention(
             Some(cutoff) => {
                 let (table, col) = retention_target(t);
                 if delete {
+                    if t == RetentionTable::ArchivedJobs {
+                        conn.prepare_cached(ARCHIVED_DEDUP_PURGE).db()?.execute((ns, cutoff)).db()?;
+                    }
                     let sql = format!("DELETE FROM {table} WHERE ns = ?1 AND {col} < ?2");
                     conn.prepare_cached(&sql).db()?.execute((ns, cutoff)).db()? as u64
                 } else {

@@ -4,7 +4,8 @@
 //!
 //! Each sweep walks one side table (the namespace's rows where the table has a namespace
 //! column; all rows of `job_partials` and `job_deps`, which have none, since a job id is unique
-//! across namespaces) and probes the jobs and the archive by id. An edge whose dependency is
+//! across namespaces) and probes the jobs and the archive by id. A dedup record whose holder
+//! is gone holds nothing and goes too. An edge whose dependency is
 //! gone is removed and its dependent, when it is a live job of this namespace, re-evaluated as
 //! if the edge had never been ([`reevaluate`]). Dead letters are not orphans: an entry outlives
 //! its job by design, and retrying it enqueues the job anew.
@@ -29,7 +30,7 @@ macro_rules! gone {
 }
 
 /// The sweeps that delete orphans outright: (table, DELETE, whether `?1` is the namespace).
-pub(crate) const SWEEPS: [(&str, &str, bool); 6] = [
+pub(crate) const SWEEPS: [(&str, &str, bool); 7] = [
     ("job_errors", concat!("DELETE FROM job_errors WHERE ns = ?1 AND ", gone!("job_errors.job_id")), true),
     ("task_logs", concat!("DELETE FROM task_logs WHERE ns = ?1 AND ", gone!("task_logs.job_id")), true),
     (
@@ -40,6 +41,7 @@ pub(crate) const SWEEPS: [(&str, &str, bool); 6] = [
     ("replays", concat!("DELETE FROM replays WHERE ns = ?1 AND ", gone!("replays.original_job_id")), true),
     ("job_partials", concat!("DELETE FROM job_partials WHERE ", gone!("job_partials.job_id")), false),
     ("job_deps", concat!("DELETE FROM job_deps WHERE ", gone!("job_deps.job_id")), false),
+    ("dedup_keys", concat!("DELETE FROM dedup_keys WHERE ns = ?1 AND ", gone!("dedup_keys.job_id")), true),
 ];
 
 /// Edges whose dependency is gone while their dependent is a live job of `?1`. The cross join

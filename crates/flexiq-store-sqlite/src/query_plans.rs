@@ -30,8 +30,8 @@ pub fn orphan_sweeps() -> Vec<PlannedQuery> {
 
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
 /// the ack lookup, the sweeps, the counters, the wake generation, the workflow lookups and
-/// fair claim steps, the row selections of the admin operations and removals, and the delayed
-/// rows `promote_jobs` reads.
+/// fair claim steps, the row selections of the admin operations and removals, the delayed
+/// rows `promote_jobs` reads, the edge reads of flows and the dedup record lookups.
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -77,6 +77,12 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("removal dependents", crate::removal::DEPENDENTS),
         q("running jobs by worker", crate::maintenance::RUNNING_BY_WORKER),
         q("promote jobs of a priority", crate::reschedule::DELAYED_AT_PRIORITY),
+        q("dependents with their edge policies", crate::flows::DEPENDENTS_WITH_POLICY),
+        q("edges of a job with their dependencies' statuses", crate::flows::EDGES_OF),
+        q("dependencies page", crate::flows::EDGE_PAGE),
+        q("dedup record", crate::dedup::RECORD),
+        q("removal of a held dedup record", crate::dedup::RELEASE_HELD),
+        q("retention purge of archived dedup holders", crate::maintenance::ARCHIVED_DEDUP_PURGE),
     ];
     for (what, sql) in crate::admin::obliterate_sqls() {
         out.push(q(&format!("admin obliterate of {what} jobs"), sql));

@@ -1,28 +1,29 @@
 //! Removing jobs with everything kept about them, inside the caller's write.
 //!
 //! Every administrative removal ends here, so a removed job leaves nothing behind: its row
-//! (and with it every index entry, its unique key hold and its workflow stage), its partials,
-//! errors, logs, metric rows, the replay records of it, its dead-letter entry, its dependency
-//! edges both ways and its counter. The row itself goes through `control::delete_job`, the
-//! path `purge_completed` and `delete_stages` share. A job that waited on a removed one drops
-//! the edge and is re-evaluated with [`starting`] over the dependencies it has left, exactly as
-//! if the removed job had never been one of them: none left or all completed starts it, a
-//! failed one cancels it through the state machine.
+//! (and with it every index entry, its unique key hold and its workflow stage), the dedup
+//! record it holds, its partials, errors, logs, metric rows, the replay records of it, its
+//! dead-letter entry, its dependency edges both ways and its counter. The row itself goes
+//! through `control::delete_job`, the path `purge_completed` and `delete_stages` share. A job
+//! that waited on a removed one drops the edge and is re-evaluated with `flows::standing` over
+//! the edges it has left, exactly as if the removed job had never been one of them: none left
+//! or all settled starts it, a failed one whose edge's policy ends it cancels or fails it
+//! through the state machine.
 //!
 //! Callers queue their write with `needs_counts`, so the batch's buffered metric rows are
 //! written before the rows naming a removed job are deleted.
 
 use std::collections::HashSet;
 
-use flexiq_core::start::{starting, Starting};
 use flexiq_core::transition::Event;
 use flexiq_core::{JobStatus, Result};
 use rusqlite::Connection;
 
 use crate::apply::{fire, Extras};
 use crate::control::delete_job;
-use crate::enqueue::dep_status;
+use crate::dedup;
 use crate::error::SqlResultExt;
+use crate::flows::{self, Standing};
 use crate::row::{deps_of, load_state, Loaded};
 use crate::writer::WriteCtx;
 
@@ -109,13 +110,14 @@ pub(crate) fn unflag_dependents(conn: &Connection, id: &str) -> Result<()> {
 }
 
 /// Decides again where job `id` of `ns` stands after it lost a dependency edge: a waiting job
-/// starts when its remaining dependencies allow (none left or all completed), is cancelled
-/// when one of them failed, and otherwise keeps waiting. A dependency that no longer exists
-/// anywhere counts as no dependency.
+/// starts when its remaining edges allow (none left, all settled, or a failed
+/// `continue_parent` one), is cancelled or failed when a dependency failed under a policy that
+/// ends it, and otherwise keeps waiting. A dependency that no longer exists anywhere counts as
+/// no dependency.
 pub(crate) fn reevaluate(ctx: &mut WriteCtx<'_>, ns: &str, id: &str, now: i64) -> Result<()> {
     let conn = ctx.conn;
-    let deps = deps_of(conn, id)?;
-    if deps.is_empty() {
+    let edges = flows::edges_of(conn, id)?;
+    if edges.is_empty() {
         conn.prepare_cached("UPDATE jobs SET has_deps = 0 WHERE id = ?1 AND has_deps = 1")
             .db()?
             .execute([id])
@@ -125,22 +127,10 @@ pub(crate) fn reevaluate(ctx: &mut WriteCtx<'_>, ns: &str, id: &str, now: i64) -
     if st.status != JobStatus::Waiting {
         return Ok(());
     }
-    let mut known = Vec::with_capacity(deps.len());
-    let mut statuses = Vec::with_capacity(deps.len());
-    for d in &deps {
-        if let Some(status) = dep_status(conn, ns, d)? {
-            known.push(d.as_str());
-            statuses.push(status);
-        }
-    }
-    let start = starting(statuses);
-    let event = match start {
-        Starting::Ready => Event::DependenciesMet,
-        Starting::Waiting => return Ok(()),
-        Starting::DependencyFailed { .. } => match start.follow_up(&known) {
-            Some(failed) => failed,
-            None => return Ok(()),
-        },
+    let event = match flows::standing(conn, ns, &edges)? {
+        Standing::Ready => Event::DependenciesMet,
+        Standing::Waiting => return Ok(()),
+        Standing::Fails(event) => event,
     };
     fire(ctx, ns, &st, &event, now, Extras::default())?;
     Ok(())
@@ -166,6 +156,7 @@ pub(crate) fn remove_archived(ctx: &mut WriteCtx<'_>, ns: &str, ids: &[String], 
         ] {
             conn.prepare_cached(sql).db()?.execute([id]).db()?;
         }
+        dedup::release_held(conn, ns, id)?;
         conn.prepare_cached("DELETE FROM archived_jobs WHERE id = ?1 AND ns = ?2")
             .db()?
             .execute((id, ns))

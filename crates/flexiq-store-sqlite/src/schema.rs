@@ -9,7 +9,8 @@
 //! administration indexes (a queue's finished rows by status and finish time, its waiting rows
 //! by creation) are partial too: enqueues and claims of plain jobs never touch them. Counts
 //! live in `queue_counts`, maintained in the same transaction as every status change, so stats
-//! never scan jobs.
+//! never scan jobs. Each dependency edge carries its failure policy, and dedup records live in
+//! `dedup_keys`, one row per (namespace, key), found by key or by holder (version 7).
 
 use std::path::Path;
 
@@ -34,10 +35,11 @@ const MIGRATIONS: &[(u32, Step)] = &[
     (4, Step::Code(v4_workflows)),
     (5, Step::Sql(V5)),
     (6, Step::Code(v6_stalls)),
+    (7, Step::Code(v7_flows_and_dedup)),
 ];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 6;
+pub(crate) const LATEST: u32 = 7;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -411,6 +413,33 @@ fn v6_stalls(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The dedup records of version 7 (each `IF NOT EXISTS`, so the step can run twice): one row
+/// per (namespace, key) naming the job holding the key, its queue and when the hold lapses by
+/// itself (NULL: while the holder is unfinished). `dedup_keys_job` finds the record a removed
+/// job held.
+const V7_DEDUP: &str = r#"
+CREATE TABLE IF NOT EXISTS dedup_keys (
+    ns TEXT NOT NULL,
+    key TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    expires_at INTEGER,
+    PRIMARY KEY (ns, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS dedup_keys_job ON dedup_keys(ns, job_id);
+"#;
+
+/// Version 7: flows and dedup modes. Every dependency edge gains its failure policy
+/// (`EdgePolicy::code`; edges written before it read 0, the plain `depends_on` meaning they
+/// always had), and the dedup records of [`V7_DEDUP`] are created. A `job_deps` that already
+/// has the column is left as it is, so the step can run twice.
+fn v7_flows_and_dedup(conn: &Connection) -> Result<()> {
+    if !has_column(conn, "job_deps", "policy")? {
+        conn.execute_batch("ALTER TABLE job_deps ADD COLUMN policy INTEGER NOT NULL DEFAULT 0").db()?;
+    }
+    conn.execute_batch(V7_DEDUP).db()
+}
+
 fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
     conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
@@ -539,7 +568,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -559,7 +588,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -607,7 +636,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -625,7 +654,7 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();
@@ -642,7 +671,7 @@ mod tests {
              INSERT INTO queue_state (ns, queue, concurrency, max_stalled_count) VALUES ('default', 'q', 2, 3);",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7]);
         let stalls = |table: &str, id: &str| -> u32 {
             conn.query_row(&format!("SELECT stall_count FROM {table} WHERE id = ?1"), [id], |r| r.get(0))
                 .unwrap()

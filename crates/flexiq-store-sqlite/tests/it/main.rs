@@ -3,7 +3,9 @@
 //! batch fair claim against single claims in a row, and the query plans of the hot, listing and
 //! workflow queries, and the admin operations on the file itself (orphans planted with raw SQL,
 //! archived copies, the schema version 5 upgrade), the schema version 6 upgrade (stall counts
-//! and budgets) and the stall count cleared wherever a row starts over in place.
+//! and budgets), the stall count cleared wherever a row starts over in place, and the schema
+//! version 7 upgrade (edge policies and dedup records) with the removals that drop a dedup
+//! record beside its holder.
 
 mod admin;
 mod close;
@@ -11,6 +13,7 @@ mod fair_batch;
 mod fences;
 mod migrate;
 mod migrate_admin;
+mod migrate_flows;
 mod migrate_stalls;
 mod migrate_workflow;
 mod open;

@@ -1,7 +1,7 @@
 //! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup, the sweeps,
-//! the workflow lookups and fair claim steps, the admin selections and the delayed rows a
-//! promotion reads: index seeks only, no full
-//! table scans, no temporary b-trees for ordering. The orphan sweeps walk their own side table
+//! the workflow lookups and fair claim steps, the admin selections, the delayed rows a
+//! promotion reads, the edge reads of flows and the dedup record lookups: index seeks only, no
+//! full table scans, no temporary b-trees for ordering. The orphan sweeps walk their own side table
 //! and nothing else.
 
 use flexiq_store_sqlite::query_plans::{orphan_sweeps, planned_queries};
@@ -117,6 +117,12 @@ fn admin_selections_and_removals_seek_their_indexes() {
         ("removal of task_metrics rows", "task_metrics_job (job_id=?)"),
         ("removal of replays rows", "replays_original (original_job_id=?)"),
         ("running jobs by worker", "jobs_running (ns=?)"),
+        ("dependents with their edge policies", "job_deps_dep (dep_id=?)"),
+        ("edges of a job with their dependencies' statuses", "d USING PRIMARY KEY (job_id=?)"),
+        ("dependencies page", "job_deps USING PRIMARY KEY (job_id=? AND dep_id>?)"),
+        ("dedup record", "dedup_keys USING PRIMARY KEY (ns=? AND key=?)"),
+        ("removal of a held dedup record", "dedup_keys_job (ns=? AND job_id=?)"),
+        ("retention purge of archived dedup holders", "dedup_keys_job (ns=? AND job_id=?)"),
     ];
     let queries = planned_queries();
     for (name, index) in expect {
@@ -143,7 +149,11 @@ fn a_promotion_seeks_one_priority_of_the_claim_index_by_run_at() {
 fn orphan_sweeps_walk_their_side_table_and_probe_jobs_by_id() {
     let (_dir, conn) = fresh_file("orphans.db");
     let sweeps = orphan_sweeps();
-    assert_eq!(sweeps.len(), 7, "errors, logs, metrics, replays, partials and both sides of the edges");
+    assert_eq!(
+        sweeps.len(),
+        8,
+        "errors, logs, metrics, replays, partials, both sides of the edges and dedup records"
+    );
     for q in &sweeps {
         let lines = plan(&conn, &q.sql);
         let steps: Vec<&String> = lines.iter().filter(|l| !l.starts_with("CORRELATED")).collect();
