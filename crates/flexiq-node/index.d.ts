@@ -8,6 +8,8 @@
 import type {
   ChangePriorityOptions,
   DeadJob,
+  DedupOptions,
+  EnqueueOutcome,
   DeadJobPage,
   EffectiveRetention,
   Job,
@@ -35,6 +37,8 @@ import type {
 export type {
   ChangePriorityOptions,
   DeadJob,
+  DedupOptions,
+  EnqueueOutcome,
   DagEdge,
   DagNode,
   EffectiveRetention,
@@ -59,6 +63,10 @@ export type {
   WorkerOptions,
   WorkerStats,
 } from './native';
+
+import type { Dependencies, DependenciesOptions, FlowNode } from './flows';
+
+export type { ChildDependency, Dependencies, DependenciesOptions, FlowNode, FlowPolicy } from './flows';
 
 /** A job's status. */
 export type JobStatus = Job['status'];
@@ -136,7 +144,12 @@ export interface EnqueueOptions {
   groupKey?: string;
   /** Claim it ahead of the FIFO jobs of its priority, the newest LIFO job first. Exclusive with `delay` and `runAt`. */
   lifo?: boolean;
+  /** Deduplication by key and mode (`ttlMs` in milliseconds). Exclusive with `uniqueKey`. */
+  dedup?: DedupOptions;
 }
+
+/** The dedup modes: what an enqueue does while its dedup key is held. */
+export type DedupMode = DedupOptions['mode'];
 
 /** One job of an `enqueueMany` batch. */
 export interface EnqueueItem {
@@ -236,6 +249,14 @@ export declare class JobContext {
   log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): Promise<void>;
   /** Records progress, 0 to 100. */
   setProgress(progress: number): Promise<void>;
+  /**
+   * The results of this job's completed children (a flow's parent, or any job with
+   * dependencies) by child id, JSON-decoded as `getResult` decodes them (`null` for a child
+   * that completed without a result).
+   */
+  childrenValues<R = unknown>(): Promise<Record<string, R>>;
+  /** The children whose failure was ignored (`ignore_dependency`), by child id, with their last error. */
+  ignoredFailures(): Promise<Record<string, string>>;
 }
 
 /** A job handler: resolves to the job's result (JSON-serialised) or throws to fail the attempt. */
@@ -680,6 +701,37 @@ export declare class Queue {
    * status for a job that started or finished.
    */
   changePriority(jobId: string, priority: number, options?: ChangePriorityOptions): Promise<void>;
+
+  /**
+   * Inserts a flow in one transaction (one script on Redis): `tree` and all its descendants,
+   * each a job on its own queue, every parent `waiting` until its children finish, a child's
+   * failure handled by its `onFailure`. Resolves to the ids in the order the nodes were given
+   * (the root, then each child's subtree in turn). A bad node (a cycle, another namespace, a
+   * unique key or dedup, a bad option, over 10,000 nodes) rejects with `INVALID_ARGUMENT`
+   * naming it, and nothing is written. `QUEUE_FULL` past `maxPending`.
+   */
+  addFlow(tree: FlowNode): Promise<string[]>;
+  /**
+   * One page of a job's dependencies by outcome, by child id after `after` (the previous
+   * page's `nextAfter`); `limit` 1 to 10,000 (default 100). `NOT_FOUND` for an unknown job,
+   * `INVALID_ARGUMENT` for a bad id, cursor or limit.
+   */
+  getDependencies(jobId: string, options?: DependenciesOptions): Promise<Dependencies>;
+  /**
+   * Detaches an unfinished child from the jobs waiting on it; a parent left with nothing open
+   * becomes claimable. `false` for a finished child or one nothing waits on; `NOT_FOUND` for
+   * an unknown id.
+   */
+  removeChildDependency(childId: string): Promise<boolean>;
+  /**
+   * Enqueues a job like `enqueue` and says what happened: `deduplicated` when a unique key or
+   * dedup key returned an existing job (whose id `id` is).
+   */
+  enqueueOutcome(task: string, payload?: unknown, options?: EnqueueOptions): Promise<EnqueueOutcome>;
+  /** The job holding dedup key `key` now; `null` when the key is free. */
+  dedupJobId(key: string): Promise<string | null>;
+  /** Deletes dedup key `key` (the holding job is left alone); `false` when it did not exist. */
+  deleteDedupKey(key: string): Promise<boolean>;
   /**
    * Per-task aggregates over executions of the last `sinceMs` **milliseconds** (default
    * 3,600,000: one hour), keyed by task name; durations in ms. Every attempt counts (a job

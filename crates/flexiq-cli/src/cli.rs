@@ -5,7 +5,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{contract, dlq, jobs, queue, retention, settings, task, workflow};
+use crate::commands::{contract, dedup, dlq, flow, jobs, queue, retention, settings, task, workflow};
 use crate::demo::DemoArgs;
 
 /// flexiq: a durable job queue on SQLite, PostgreSQL or Redis.
@@ -46,9 +46,16 @@ pub enum Command {
         #[arg(long)]
         queue: Option<String>,
     },
-    /// List, inspect and remove jobs; delay, promote and reprioritise one that has not started.
+    /// List, inspect and remove jobs; delay, promote and reprioritise one that has not started;
+    /// a job's dependencies by outcome, and detaching a child.
     #[command(subcommand)]
     Jobs(jobs::JobsCmd),
+    /// Flows: insert a tree of jobs across queues, parents waiting on their children.
+    #[command(subcommand)]
+    Flow(flow::FlowCmd),
+    /// Dedup keys: who holds one, and freeing one.
+    #[command(subcommand)]
+    Dedup(dedup::DedupCmd),
     /// The dead-letter queue.
     #[command(subcommand)]
     Dlq(dlq::DlqCmd),

@@ -96,6 +96,8 @@ async fn dispatch(cli: Cli) -> CliResult {
         Command::Demo(args) => demo::run(g, &args, out).await,
         Command::Stats { queue } => commands::stats::run(g, queue.as_deref(), out).await,
         Command::Jobs(cmd) => commands::jobs::run(g, cmd, out).await,
+        Command::Flow(cmd) => commands::flow::run(g, cmd, out).await,
+        Command::Dedup(cmd) => commands::dedup::run(g, cmd, out).await,
         Command::Dlq(cmd) => commands::dlq::run(g, cmd, out).await,
         Command::Queue(cmd) => commands::queue::run(g, cmd, out).await,
         Command::Task(cmd) => commands::task::run(g, cmd, out).await,

@@ -4,9 +4,13 @@
 // same declarations against what the JavaScript layer really exports).
 import type {
   BackoffOptions,
+  ChildDependency,
+  Dependencies,
+  DependenciesOptions,
   Dequeued,
   DequeueOptions,
   EnqueueOptions,
+  FlowNode,
   JobFence,
   JobFilterWide,
   Queue,
@@ -19,6 +23,10 @@ import type {
 } from '../index.js';
 import type {
   BackoffOptions as NativeBackoffOptions,
+  ChildDependencyRecord,
+  DependenciesOptions as NativeDependenciesOptions,
+  DependenciesRecord,
+  FlowNodeInput,
   DequeueOptions as NativeDequeueOptions,
   JobOptions,
   ListFilter,
@@ -75,7 +83,10 @@ type Reshaped =
   | 'listArchivedAfter'
   | 'deadLettersAfter'
   | 'queueConfig'
-  | 'workflowJobs';
+  | 'workflowJobs'
+  | 'addFlow'
+  | 'getDependencies'
+  | 'enqueueOutcome';
 
 type QueueMembers = keyof Queue;
 type NativeMembers = keyof NativeQueue;
@@ -115,6 +126,18 @@ export type EnqueueOptionTypesDiffer = None<
     [K in Exclude<keyof JobOptions, 'runAt' | 'metadata'>]: Same<EnqueueOptions[K], JobOptions[K]> extends true ? never : K;
   }[Exclude<keyof JobOptions, 'runAt' | 'metadata'>]
 >;
+
+// ---- flows ----
+
+// A flow node keeps the addon's names; the JS layer adds `children` and lists the tree with a
+// `parent` index instead.
+export type FlowNodeDrift = None<Exclude<Missing<FlowNode, FlowNodeInput>, 'children'> | Exclude<Missing<FlowNodeInput, FlowNode>, 'parent'>>;
+export type ChildDependencyDrift = None<Missing<ChildDependency, ChildDependencyRecord> | Missing<ChildDependencyRecord, ChildDependency>>;
+export type DependenciesDrift = None<Missing<Dependencies, DependenciesRecord> | Missing<DependenciesRecord, Dependencies>>;
+export type DependenciesOptionsDrift = None<
+  Missing<DependenciesOptions, NativeDependenciesOptions> | Missing<NativeDependenciesOptions, DependenciesOptions>
+>;
+export type FlowPolicyDiffers = None<Same<FlowNode['onFailure'], FlowNodeInput['onFailure']> extends true ? never : 'onFailure'>;
 
 // ---- the workflow view ----
 

@@ -32,6 +32,9 @@ const OPTION_TYPES = {
   obliterate: 'ObliterateOptions',
   remove: 'RemoveOptions',
   changePriority: 'ChangePriorityOptions',
+  dedup: 'DedupOptions',
+  flowNode: 'FlowNode',
+  dependencies: 'DependenciesOptions',
 };
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);

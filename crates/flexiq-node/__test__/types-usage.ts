@@ -4,6 +4,12 @@ import {
   Queue,
   reservedSettingPrefixes,
   type AbortReasonCode,
+  type ChildDependency,
+  type DedupMode,
+  type Dependencies,
+  type EnqueueOutcome,
+  type FlowNode,
+  type FlowPolicy,
   type Job,
   type LogEntry,
   type MetricBucket,
@@ -108,6 +114,34 @@ async function usage(): Promise<void> {
   q.clearQueueMaxStalled('mail');
   const stalls: number | undefined = q.getJob(lifo)?.stallCount;
   void [stallBudget, stalls];
+  q.task<null, { total: number; skipped: string[] }>('sum', async (_p, ctx) => {
+    const values: Record<string, number> = await ctx.childrenValues<number>();
+    const ignored: Record<string, string> = await ctx.ignoredFailures();
+    return { total: Object.values(values).reduce((a, b) => a + b, 0), skipped: Object.keys(ignored) };
+  });
+  const policy: FlowPolicy = 'ignore_dependency';
+  const tree: FlowNode = {
+    task: 'sum',
+    payload: null,
+    options: { queue: 'totals', priority: 2 },
+    children: [
+      { task: 'count', payload: { n: 1 }, options: { queue: 'counts' }, onFailure: policy },
+      { task: 'count', payload: { n: 2 }, onFailure: 'continue_parent', children: [{ task: 'fetch', id: '01890000-0000-7000-8000-000000000001' }] },
+    ],
+  };
+  const flowIds: string[] = await q.addFlow(tree);
+  const deps: Dependencies = await q.getDependencies(flowIds[0]!, { limit: 10 });
+  const firstChild: ChildDependency | undefined = deps.processed[0] ?? deps.unprocessed[0];
+  const childError: string | null | undefined = firstChild?.error;
+  const more: Dependencies = await q.getDependencies(flowIds[0]!, { after: deps.nextAfter, limit: null });
+  const detached: boolean = await q.removeChildDependency(flowIds[1]!);
+  const mode: DedupMode = 'debounce';
+  const outcome: EnqueueOutcome = await q.enqueueOutcome('send', { to: 'x' }, { dedup: { id: 'send:x', mode, ttlMs: 5_000, extend: true, replace: true } });
+  const deduplicated: boolean = outcome.deduplicated;
+  await q.enqueue('send', { to: 'y' }, { dedup: { id: 'send:y', mode: 'keep_last_if_active' } });
+  const holder: string | null = await q.dedupJobId('send:x');
+  const freed: boolean = await q.deleteDedupKey('send:x');
+  void [childError, more, detached, deduplicated, holder, freed, outcome.id];
   const wf: WorkflowJobs = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, queue: 'workflow' });
   const groupBy: string | null = wf.fairnessGroupBy;
   const stamped: string = wf.adoptWorkerId('host-1');

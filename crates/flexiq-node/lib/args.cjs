@@ -87,11 +87,12 @@ function durations(value, kind, prefix = '') {
   for (const [k, unit] of Object.entries(DURATIONS[kind] ?? {})) duration(`${prefix}${k}`, value[k], unit);
 }
 
-/** Enqueue options as the addon takes them. */
-function jobOptions(opts) {
-  const o = options('enqueue options', opts, 'enqueue');
+/** Enqueue options as the addon takes them (`what` names them in messages). */
+function jobOptions(opts, what = 'enqueue options') {
+  const o = options(what, opts, 'enqueue');
   if (o === undefined) return undefined;
   if (o.backoff !== undefined) options('backoff', o.backoff, 'backoff', 'backoff.');
+  if (o.dedup !== undefined) options('dedup', o.dedup, 'dedup', 'dedup.');
   if (o.metadata === undefined && !(o.runAt instanceof Date)) return o;
   const out = { ...o };
   if (o.runAt instanceof Date) out.runAt = o.runAt.getTime();

@@ -38,7 +38,14 @@ const OPTION_SETS = Object.freeze({
     'dependsOn',
     'groupKey',
     'lifo',
+    'dedup',
   ),
+  /** `dedup` of the enqueue options: DedupOptions. */
+  dedup: keys('id', 'mode', 'ttlMs', 'extend', 'replace'),
+  /** One node of `addFlow(tree)`: FlowNode. */
+  flowNode: keys('task', 'payload', 'id', 'namespace', 'onFailure', 'options', 'children'),
+  /** `getDependencies(jobId, options)`: DependenciesOptions. */
+  dependencies: keys('after', 'limit'),
   /** `backoff` of the enqueue options: BackoffOptions. */
   backoff: keys('base', 'max'),
   /** One item of `enqueueMany(items)`: EnqueueItem. */
@@ -108,6 +115,7 @@ const DURATIONS = Object.freeze({
   queue: { busyTimeoutMs: 'ms' },
   retention: { archivedJobs: 's', deadLetter: 's', taskLogs: 's', taskMetrics: 's', jobErrors: 's' },
   enqueue: { delay: 's', timeout: 's' },
+  dedup: { ttlMs: 'ms' },
   backoff: { base: 's', max: 's' },
   wait: { timeoutMs: 'ms', pollMs: 'ms' },
   task: { timeout: 's', softTimeout: 's' },

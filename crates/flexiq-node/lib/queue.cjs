@@ -3,7 +3,8 @@
 // decodes results, maps errors to FlexiqError and keeps the task registry for workers.
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
 // per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, clean,
-// reschedule, wait, workflow), each a class whose methods are installed on Queue.prototype.
+// reschedule, flows, dedup, wait, workflow), each a class whose methods are installed on
+// Queue.prototype.
 
 const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
@@ -21,6 +22,8 @@ const CALLS = [
   require('./queue/admin.cjs').AdminCalls,
   require('./queue/clean.cjs').CleanCalls,
   require('./queue/reschedule.cjs').RescheduleCalls,
+  require('./queue/flows.cjs').FlowCalls,
+  require('./queue/dedup.cjs').DedupCalls,
   require('./queue/wait.cjs').WaitCalls,
   require('./queue/workflow.cjs').WorkflowCalls,
 ];

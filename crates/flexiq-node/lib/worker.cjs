@@ -91,6 +91,20 @@ class JobContext {
     });
   }
 
+  /**
+   * The results of this job's completed children (a flow's parent, or any job with
+   * dependencies), JSON-decoded as `getResult` decodes them, by child id (`null` for a child
+   * that completed without a result).
+   */
+  childrenValues() {
+    return callAsync(() => this.#n.childrenValues());
+  }
+
+  /** The children whose failure was ignored (`ignore_dependency`), by child id, with their last error. */
+  ignoredFailures() {
+    return callAsync(() => this.#n.ignoredFailures());
+  }
+
   /** Records progress, 0 to 100 (fenced: `SUPERSEDED` once another attempt owns the job). */
   setProgress(progress) {
     return callAsync(() => this.#n.setProgress(progress));

@@ -6,6 +6,7 @@
 //! fires, calls the worker's abort callback with this attempt's token and the reason
 //! (`SOFT_TIMEOUT` for the soft timeout, which stops nothing by itself).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -15,10 +16,12 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
+use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{IntoNapi, Result};
+use crate::types::decode;
 use crate::worker::HandlerOutcome;
 
 /// What the abort callback receives.
@@ -177,6 +180,26 @@ impl NativeJobContext {
     pub async fn log(&self, level: String, message: String) -> Result<()> {
         let ctx = self.ctx.clone();
         ctx.log(&level, &message).await.napi()
+    }
+
+    /// The JSON-decoded results of this job's completed children (a flow's parent, or any job
+    /// with dependencies), by child id; `null` for a child that completed without a result.
+    #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
+    pub async fn children_values(&self) -> Result<HashMap<String, Value>> {
+        let ctx = self.ctx.clone();
+        let values = ctx.children_values().await.napi()?;
+        Ok(values
+            .into_iter()
+            .map(|(id, v)| (id.to_string(), v.as_deref().map_or(Value::Null, decode)))
+            .collect())
+    }
+
+    /// The children whose failure was ignored (`ignore_dependency`), by child id, with their
+    /// last error.
+    #[napi]
+    pub async fn ignored_failures(&self) -> Result<HashMap<String, String>> {
+        let ctx = self.ctx.clone();
+        Ok(ctx.ignored_failures().await.napi()?.into_iter().map(|(id, e)| (id.to_string(), e)).collect())
     }
 
     /// Records progress (0 to 100), fenced to this attempt: `SUPERSEDED` once another

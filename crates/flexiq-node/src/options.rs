@@ -5,6 +5,8 @@
 //! NaN, fractions where a count is expected and negative values are `INVALID_ARGUMENT` before
 //! anything is written.
 
+use flexiq_core::dedup::DedupMode;
+use flexiq_core::flow::{EdgePolicy, FlowNode};
 use flexiq_core::{Backoff, EnqueueOptions, JobFilter, JobStatus, Retention};
 use flexiq_runtime::{ConnectOptions, Durability};
 use napi_derive::napi;
@@ -168,6 +170,8 @@ pub struct JobOptions {
     /// Claim it ahead of the FIFO jobs of its priority, the newest LIFO job first (default
     /// `false`). Exclusive with `delay` and `runAt`.
     pub lifo: Option<bool>,
+    /// Deduplication by key and mode. Exclusive with `uniqueKey`.
+    pub dedup: Option<DedupOptions>,
 }
 
 impl JobOptions {
@@ -202,11 +206,99 @@ impl JobOptions {
             depends_on: self.depends_on.unwrap_or_default(),
             group_key: self.group_key,
             lifo: self.lifo.unwrap_or(false),
+            dedup: self.dedup.map(DedupOptions::resolve).transpose()?,
             workflow_run_id: None,
             workflow_stage_id: None,
             workflow_version: None,
         })
     }
+}
+
+/// The `dedup` option of an enqueue: what an enqueue does while its key is held by another job.
+#[napi(object)]
+pub struct DedupOptions {
+    /// The dedup key, scoped to the namespace.
+    pub id: String,
+    /// `simple`: ignored while the holder is unfinished. `throttle`: ignored for `ttlMs` after
+    /// the holder was enqueued. `debounce`: ignored for `ttlMs`, `extend` restarting the window
+    /// and `replace` giving a holder that has not started the newest payload and options.
+    /// `keep_last_if_active`: one running and one waiting job at most, the waiting one taking
+    /// the newest payload.
+    #[napi(ts_type = "'simple' | 'throttle' | 'debounce' | 'keep_last_if_active'")]
+    pub mode: String,
+    /// The window in **milliseconds** (1 or more): required by `throttle` and `debounce`,
+    /// refused by the other modes.
+    pub ttl_ms: Option<f64>,
+    /// `debounce` only: each duplicate restarts the window (default `false`).
+    pub extend: Option<bool>,
+    /// `debounce` only: a duplicate replaces the payload and options of a holder that has not
+    /// started (default `false`).
+    pub replace: Option<bool>,
+}
+
+impl DedupOptions {
+    /// The engine's dedup options, checked (the mode's name, `ttlMs` where the mode needs it).
+    pub(crate) fn resolve(self) -> Result<flexiq_core::dedup::DedupOptions> {
+        let d = flexiq_core::dedup::DedupOptions {
+            mode: DedupMode::parse(&self.mode).napi()?,
+            ttl_ms: self
+                .ttl_ms
+                .map(|t| args::int("dedup.ttlMs", t, 1, i64::MAX).map(|t| t as u64))
+                .transpose()?,
+            extend: self.extend.unwrap_or(false),
+            replace: self.replace.unwrap_or(false),
+            id: self.id,
+        };
+        d.validate().napi()?;
+        Ok(d)
+    }
+}
+
+/// One node of `addFlow(tree)` as the addon takes it: the JS layer lists the tree in
+/// pre-order (a node, then each child's subtree in turn), each node naming its parent's
+/// index, so no conversion recurses however deep the tree is.
+#[napi(object)]
+pub struct FlowNodeInput {
+    /// Index of this node's parent in the list; absent for the root, which comes first.
+    pub parent: Option<u32>,
+    /// Task name.
+    pub task: String,
+    /// The payload as JSON text.
+    pub payload: String,
+    /// Pre-assigned job id (a UUID); one is made when absent.
+    pub id: Option<String>,
+    /// The namespace the node is meant for; when given it must be the queue's own.
+    pub namespace: Option<String>,
+    /// What this node's failure does to its parent (default `fail_parent`); refused on the root.
+    #[napi(ts_type = "'fail_parent' | 'continue_parent' | 'ignore_dependency' | 'remove_dependency'")]
+    pub on_failure: Option<String>,
+    /// Its enqueue options (the queue is the node's own); unique keys and dedup are refused.
+    pub options: Option<JobOptions>,
+}
+
+impl FlowNodeInput {
+    /// The engine's node without children, and its parent's index.
+    pub(crate) fn resolve(self) -> Result<(Option<u32>, FlowNode)> {
+        let node = FlowNode {
+            id: self.id,
+            namespace: self.namespace,
+            payload: self.payload.into_bytes(),
+            options: self.options.map(JobOptions::resolve).transpose()?.unwrap_or_default(),
+            on_failure: self.on_failure.as_deref().map(EdgePolicy::parse).transpose().napi()?,
+            children: Vec::new(),
+            task: self.task,
+        };
+        Ok((self.parent, node))
+    }
+}
+
+/// Options of `getDependencies(jobId, options)`: one keyset page of a parent's children.
+#[napi(object)]
+pub struct DependenciesOptions {
+    /// Only children after this one (the previous page's `nextAfter`).
+    pub after: Option<String>,
+    /// Page size, 1 to 10,000 (default 100).
+    pub limit: Option<f64>,
 }
 
 /// One job of an `enqueueMany` batch (the JS layer builds these).

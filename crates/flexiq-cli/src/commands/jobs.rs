@@ -1,6 +1,7 @@
 //! `flexiq jobs list | show | remove | remove-orphans`: keyset pages of jobs, one job in
 //! detail, and removing jobs with everything kept about them; `flexiq jobs delay | promote |
-//! priority`: moving one job that has not started in time or in line.
+//! priority`: moving one job that has not started in time or in line; `flexiq jobs deps |
+//! detach`: a job's dependencies by outcome (see `deps.rs`).
 //!
 //! Listing walks keyset pages only: the printed cursor goes back in as `--after`, so a walk
 //! is stable while jobs keep arriving. The cursor is opaque and bound to the filter; a
@@ -84,6 +85,22 @@ pub enum JobsCmd {
         #[arg(long)]
         lifo: bool,
     },
+    /// A job's dependencies (a flow parent's children) by outcome, one page at a time.
+    Deps {
+        /// The parent job id.
+        id: String,
+        /// The cursor printed by the previous page (a child id).
+        #[arg(long, value_name = "CHILD_ID")]
+        after: Option<String>,
+        /// Page size, 1 to 10,000.
+        #[arg(long, default_value_t = crate::commands::deps::DEFAULT_DEPS_LIMIT, allow_negative_numbers = true)]
+        limit: i64,
+    },
+    /// Detach an unfinished child from the jobs waiting on it (a parent left with nothing open can run).
+    Detach {
+        /// The child job id.
+        child_id: String,
+    },
 }
 
 /// One page as printed with `--json`.
@@ -143,6 +160,10 @@ pub async fn run(g: &GlobalArgs, cmd: JobsCmd, out: Output) -> CliResult {
                 outln!("job {id} has priority {priority}{placed}");
             })
         }
+        JobsCmd::Deps { id, after, limit } => {
+            crate::commands::deps::deps(g, &id, after.as_deref(), limit, out).await
+        }
+        JobsCmd::Detach { child_id } => crate::commands::deps::detach(g, &child_id, out).await,
         JobsCmd::RemoveOrphans => {
             let q = open(g, Open::Existing).await?;
             let n = q.remove_orphans().await?;

@@ -1,7 +1,10 @@
 //! The operations commands, one module per command group.
 
 pub mod contract;
+pub mod dedup;
+pub mod deps;
 pub mod dlq;
+pub mod flow;
 pub mod jobs;
 pub mod queue;
 pub mod requeue;

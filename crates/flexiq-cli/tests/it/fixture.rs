@@ -55,6 +55,27 @@ pub(crate) fn flexiq(args: &[&str]) -> Run {
     }
 }
 
+/// Runs `flexiq args...` as [`flexiq`] does, with `input` on its stdin.
+pub(crate) fn flexiq_with_stdin(args: &[&str], input: &str) -> Run {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flexiq"))
+        .args(args)
+        .env_remove("FLEXIQ_URL")
+        .env_remove("FLEXIQ_NAMESPACE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run flexiq");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    let out = child.wait_with_output().expect("wait for flexiq");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// A temporary SQLite store seeded with known jobs.
 pub(crate) struct Seeded {
     _dir: TempDir,

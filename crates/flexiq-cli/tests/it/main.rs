@@ -9,6 +9,7 @@ mod admin;
 mod demo;
 mod errors;
 mod fixture;
+mod flows;
 mod jobs;
 mod ops;
 #[cfg(feature = "postgres")]

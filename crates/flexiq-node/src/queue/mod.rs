@@ -1,6 +1,6 @@
 //! The `NativeQueue` class: opening and closing; its calls live in one file per module of
 //! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, clean, reschedule,
-//! wait, workflow).
+//! flows, dedup, wait, workflow).
 //!
 //! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
 //! SQLite alone, whose open is a local file and cheap enough to block on.
@@ -15,6 +15,8 @@ mod admin;
 mod clean;
 mod control;
 mod dead;
+mod dedup;
+mod flows;
 mod jobs;
 mod listing;
 mod reschedule;

@@ -30,7 +30,7 @@ impl Queue {
         Ok(plan.order.iter().map(|&i| out[i].id.clone()).collect())
     }
 
-    /// One page (1 to 1,000 children, by child id after `after`) of `job_id`'s dependencies by
+    /// One page (1 to 10,000 children, by child id after `after`) of `job_id`'s dependencies by
     /// outcome: processed (with results), unprocessed, ignored and failed (with errors). Pass
     /// the page's `next_after` to read on. `NotFound` for an unknown job, `InvalidArgument` for
     /// a bad id or limit.
