@@ -1,8 +1,9 @@
 //! `NativeJobContext`: one attempt of one job as a Python handler sees it.
 //!
 //! It wraps the runtime's [`JobContext`]: the job's id, task, attempt and payload, the
-//! cancellation and soft-timeout signals, and the partial / log / progress writes (the
-//! progress write fenced to this attempt). Writes and waits block with the GIL released.
+//! cancellation and soft-timeout signals, the partial / log / progress writes (the progress
+//! write fenced to this attempt) and the reads of its children's outcomes (a flow's parent,
+//! or any job with dependencies). Reads, writes and waits block with the GIL released.
 //!
 //! The soft timeout reaches a handler three ways: polled (`soft_timeout_exceeded`), waited
 //! for (`wait_soft_timeout`, which a sync handler can run on a thread of its own), or as a
@@ -10,11 +11,12 @@
 //! when the attempt does (`done`, fired by the worker once the dispatcher returns) or is
 //! cancelled, so nothing outlives the attempt.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use flexiq_runtime::{CancellationToken, JobContext};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::queue::millis;
 use crate::runtime::{block_on, runtime};
@@ -165,5 +167,24 @@ impl NativeJobContext {
     fn set_progress(&self, py: Python<'_>, progress: f64) -> PyResult<()> {
         let ctx = self.ctx.clone();
         block_on(py, async move { ctx.set_progress(progress).await })
+    }
+
+    /// The result bytes of this job's completed children by child id (`None` for a child
+    /// that completed without a result).
+    fn children_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let ctx = self.ctx.clone();
+        let values = block_on(py, async move { ctx.children_values().await })?;
+        let d = PyDict::new(py);
+        for (id, v) in &values {
+            d.set_item(id.as_str(), v.as_deref().map(|b| PyBytes::new(py, b)))?;
+        }
+        Ok(d)
+    }
+
+    /// The last error of each child whose failure was ignored (`ignore_dependency`), by id.
+    fn ignored_failures(&self, py: Python<'_>) -> PyResult<HashMap<String, String>> {
+        let ctx = self.ctx.clone();
+        let failures = block_on(py, async move { ctx.ignored_failures().await })?;
+        Ok(failures.into_iter().map(|(id, e)| (id.to_string(), e)).collect())
     }
 }

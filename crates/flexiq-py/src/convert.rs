@@ -7,7 +7,7 @@ use flexiq_core::{
     DeadJob, EffectiveRetention, Job, JobDag, JobError, LogEntry, MetricBucket, MigrationSummary, Partial,
     ReplayEntry, RetentionPreview, RetentionTable, RetentionWindows, Stats, TaskAggregate,
 };
-use flexiq_runtime::WorkflowJobRecord;
+use flexiq_runtime::{ChildDependency, Dependencies, WorkflowJobRecord};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -77,6 +77,39 @@ pub(crate) fn jobs<'py>(py: Python<'py>, js: &[Job]) -> PyResult<Bound<'py, PyLi
         out.append(job(py, j)?)?;
     }
     Ok(out)
+}
+
+/// A parent's dependency: `{"id", "queue", "task", "status", "policy", "result" (bytes of a
+/// completed child, else None), "error" (the last error of a failed one, else None)}`.
+pub(crate) fn child_dependency<'py>(py: Python<'py>, c: &ChildDependency) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", c.id.as_str())?;
+    d.set_item("queue", &c.queue)?;
+    d.set_item("task", &c.task)?;
+    d.set_item("status", c.status.as_str())?;
+    d.set_item("policy", c.policy.as_str())?;
+    d.set_item("result", c.result.as_deref().map(|r| PyBytes::new(py, r)))?;
+    d.set_item("error", c.error.as_deref())?;
+    Ok(d)
+}
+
+/// One page of dependencies: a list of child dicts per outcome, and `next_after`.
+pub(crate) fn dependencies<'py>(py: Python<'py>, deps: &Dependencies) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (key, children) in [
+        ("processed", &deps.processed),
+        ("unprocessed", &deps.unprocessed),
+        ("ignored", &deps.ignored),
+        ("failed", &deps.failed),
+    ] {
+        let out = PyList::empty(py);
+        for c in children {
+            out.append(child_dependency(py, c)?)?;
+        }
+        d.set_item(key, out)?;
+    }
+    d.set_item("next_after", deps.next_after.as_ref().map(|i| i.as_str()))?;
+    Ok(d)
 }
 
 /// A dead letter as the spec's dict: id, original_job_id, queue, task_name, error,

@@ -68,3 +68,12 @@ pub(crate) fn to_py_err(err: Error) -> PyErr {
 pub(crate) fn invalid(msg: impl Into<String>) -> PyErr {
     to_py_err(Error::invalid(msg))
 }
+
+/// The message of a core `InvalidArgument` without the kind's prefix, for a binding error that
+/// adds its own context (which node, which key) in front of it.
+pub(crate) fn core_message(e: CoreError) -> String {
+    match e {
+        CoreError::InvalidArgument(m) => m,
+        other => other.to_string(),
+    }
+}

@@ -9,6 +9,7 @@
 mod context;
 mod convert;
 mod errors;
+mod flow;
 mod handler_threads;
 mod options;
 mod queue;

@@ -29,7 +29,7 @@ BAD_VALUES = [
 
 def test_the_option_names_are_the_typed_dicts_keys() -> None:
     assert set(OPTION_NAMES) == set(EnqueueOptions.__annotations__)
-    assert "delay" in OPTION_NAMES and "lifo" in OPTION_NAMES and len(OPTION_NAMES) == 12
+    assert {"delay", "lifo", "dedup"} <= set(OPTION_NAMES) and len(OPTION_NAMES) == 13
 
 
 def test_every_entry_point_takes_every_option_left_unset(sqlite_queue: Queue) -> None:

@@ -17,6 +17,8 @@ PostgreSQL or Redis (``Queue(url="postgres://...")``, ``Queue(url="redis://...")
 """
 
 from ._flexiq import __version__, contract_level, reserved_setting_prefixes
+from ._flow import FlowNode
+from ._options import DedupOptions
 from ._queue.workflow import WorkflowJobs, WorkflowJobSpec, WorkflowServes
 from .context import JobContext, current_job
 from .exceptions import (
@@ -36,7 +38,19 @@ from .exceptions import (
     TaskRevoked,
     Unsupported,
 )
-from .models import Dequeued, EffectiveRetention, Fence, Job, Page, Retention, RetentionPreview, WorkflowJob
+from .models import (
+    ChildDependency,
+    Dependencies,
+    Dequeued,
+    EffectiveRetention,
+    EnqueueOutcome,
+    Fence,
+    Job,
+    Page,
+    Retention,
+    RetentionPreview,
+    WorkflowJob,
+)
 from .queue import Queue
 from .result import JobResult
 from .serialization import JsonSerializer, PickleSerializer, Serializer
@@ -46,12 +60,17 @@ from .worker import Worker
 __all__ = [
     "__version__",
     "BackendError",
+    "ChildDependency",
     "Closed",
     "Conflict",
     "ContractTooOld",
+    "DedupOptions",
+    "Dependencies",
     "Dequeued",
     "EffectiveRetention",
+    "EnqueueOutcome",
     "Fence",
+    "FlowNode",
     "FlexiqError",
     "FlexiqTimeout",
     "InvalidArgument",

@@ -11,9 +11,21 @@ from typing import Any, Callable, Coroutine, Dict, Iterable, List, Mapping, Opti
 
 from typing_extensions import Unpack
 
+from ._flow import FlowNode
 from ._options import EnqueueOptions
 from ._queue.workflow import PollAt, WorkflowJobSpec, WorkflowServes
-from .models import Dequeued, EffectiveRetention, Fence, Job, Page, Retention, RetentionPreview, WorkflowJob
+from .models import (
+    Dependencies,
+    Dequeued,
+    EffectiveRetention,
+    EnqueueOutcome,
+    Fence,
+    Job,
+    Page,
+    Retention,
+    RetentionPreview,
+    WorkflowJob,
+)
 from .result import JobResult
 
 __all__ = ["AsyncMixin", "WorkflowAsyncMixin", "async_twin", "async_twins", "run_blocking"]
@@ -117,6 +129,14 @@ class AsyncMixin:
     async def apromote(self, job_id: str) -> None: ...
     async def apromote_jobs(self, queue: str, count: int = 1000) -> int: ...
     async def achange_priority(self, job_id: str, priority: int, lifo: bool = False) -> None: ...
+    # _queue/flows.py
+    async def aadd_flow(self, tree: FlowNode) -> List[str]: ...
+    async def aget_dependencies(self, job_id: str, after: Optional[str] = None, limit: int = 100) -> Dependencies: ...
+    async def aremove_child_dependency(self, child_id: str) -> bool: ...
+    # _queue/dedup.py
+    async def aenqueue_outcome(self, task_name: str, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None, **options: Unpack[EnqueueOptions]) -> EnqueueOutcome: ...
+    async def adedup_job_id(self, key: str) -> Optional[str]: ...
+    async def adelete_dedup_key(self, key: str) -> bool: ...
 
 class WorkflowAsyncMixin:
     # _queue/workflow.py (WorkflowJobs)

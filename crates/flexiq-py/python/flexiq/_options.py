@@ -7,20 +7,56 @@ as keys, and :func:`native_options` is the one place they become the engine's op
 (milliseconds, Unix ms, JSON text) that the native ``enqueue`` / ``enqueue_many`` convert
 once more, in Rust, into the engine's type. A wrong type is :class:`~flexiq.InvalidArgument`,
 like a wrong value; an unknown option name is a ``TypeError`` for keyword arguments and an
-``InvalidArgument`` for a batch job's key.
+``InvalidArgument`` for a batch job's key. The ``dedup`` option is a :class:`DedupOptions`
+dict; its window ``ttl_ms`` is milliseconds, as the store contract names it.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Dict, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Dict, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 from ._units import seconds_to_ms
 from .exceptions import InvalidArgument
 from .result import JobResult
 
-__all__ = ["EnqueueOptions", "OPTION_NAMES", "check_option_names", "metadata_text", "native_options"]
+__all__ = [
+    "DEDUP_MODES",
+    "DedupOptions",
+    "EnqueueOptions",
+    "OPTION_NAMES",
+    "check_option_names",
+    "metadata_text",
+    "native_options",
+]
+
+#: The dedup modes, in the engine's order (``DedupOptions.mode`` spells the same names).
+DEDUP_MODES = ("simple", "throttle", "debounce", "keep_last_if_active")
+
+
+class _DedupId(TypedDict):
+    id: str
+
+
+class DedupOptions(_DedupId, total=False):
+    """The ``dedup`` option: what an enqueue does while another job holds key ``id`` (scoped
+    to the namespace). ``mode`` is ``"simple"`` (the default: ignored while the holder is
+    unfinished), ``"throttle"`` (ignored for ``ttl_ms`` after the holder was enqueued),
+    ``"debounce"`` (ignored for ``ttl_ms``; ``extend`` restarts the window on each duplicate,
+    ``replace`` gives a holder that has not started the duplicate's payload and options) or
+    ``"keep_last_if_active"`` (one running job and one queued behind it with the newest
+    payload). ``ttl_ms`` (milliseconds, 1 to a year) is required by throttle and debounce and
+    refused by the others; ``extend`` and ``replace`` belong to debounce."""
+
+    #: ``"simple"``, ``"throttle"``, ``"debounce"`` or ``"keep_last_if_active"``.
+    mode: Optional[Literal["simple", "throttle", "debounce", "keep_last_if_active"]]
+    #: The window in milliseconds (throttle and debounce only).
+    ttl_ms: Optional[int]
+    #: Debounce: each duplicate restarts the window.
+    extend: Optional[bool]
+    #: Debounce: a duplicate replaces the payload and options of a holder that has not started.
+    replace: Optional[bool]
 
 
 class EnqueueOptions(TypedDict, total=False):
@@ -51,6 +87,8 @@ class EnqueueOptions(TypedDict, total=False):
     #: Claim it ahead of the FIFO jobs of its priority, the newest LIFO job first;
     #: exclusive with ``delay`` and ``eta``.
     lifo: Optional[bool]
+    #: Deduplication by key and mode; exclusive with ``unique_key``.
+    dedup: Optional[DedupOptions]
 
 
 #: Every option name, in declaration order.
@@ -83,6 +121,33 @@ def _str(what: str, value: Any) -> str:
     return value
 
 
+_DEDUP_KEYS = tuple(DedupOptions.__annotations__)
+
+
+def _dedup(spec: Any) -> Dict[str, Any]:
+    """The ``dedup`` option as the engine's dict, its types checked (its rules, such as which
+    modes take ``ttl_ms``, are the engine's)."""
+    if not isinstance(spec, Mapping):
+        raise InvalidArgument(f"dedup must be a dict, not {type(spec).__name__}")
+    unknown = sorted(str(k) for k in spec if k not in _DEDUP_KEYS)
+    if unknown:
+        raise InvalidArgument(f"dedup has unknown keys {unknown}: expected {', '.join(_DEDUP_KEYS)}")
+    if spec.get("id") is None:
+        raise InvalidArgument("dedup needs an id")
+    out: Dict[str, Any] = {"id": _str("dedup id", spec["id"])}
+    mode = spec.get("mode")
+    if mode is not None:
+        if _str("dedup mode", mode) not in DEDUP_MODES:
+            raise InvalidArgument(f"unknown dedup mode {mode!r}: expected {', '.join(DEDUP_MODES)}")
+        out["mode"] = mode
+    if spec.get("ttl_ms") is not None:
+        out["ttl_ms"] = _int("dedup ttl_ms", spec["ttl_ms"])
+    for flag in ("extend", "replace"):
+        if spec.get(flag) is not None:
+            out[flag] = _bool(f"dedup {flag}", spec[flag])
+    return out
+
+
 def _run_at_ms(eta: Any) -> Optional[int]:
     """``eta`` (a datetime, or Unix seconds) as Unix ms."""
     if isinstance(eta, _dt.datetime):
@@ -109,8 +174,8 @@ def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
 def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
     """Public options as the engine's options dict: ``queue``, ``priority``, ``delay_ms``,
     ``run_at`` (Unix ms), ``max_retries``, ``backoff_ms``, ``timeout_ms``, ``unique_key``,
-    ``metadata`` (JSON text), ``depends_on`` (ids), ``group_key``, ``lifo``; only the
-    options given (not ``None``) are included."""
+    ``metadata`` (JSON text), ``depends_on`` (ids), ``group_key``, ``lifo``, ``dedup`` (a
+    dict); only the options given (not ``None``) are included."""
     o = {k: v for k, v in options.items() if v is not None}
     if "delay" in o and "eta" in o:
         raise InvalidArgument("give delay or eta, not both")
@@ -144,4 +209,6 @@ def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
         out["group_key"] = _str("group_key", o["group_key"])
     if "lifo" in o:
         out["lifo"] = _bool("lifo", o["lifo"])
+    if "dedup" in o:
+        out["dedup"] = _dedup(o["dedup"])
     return out

@@ -9,13 +9,18 @@ handler can poll it (:meth:`JobContext.soft_timeout_exceeded`), block on it
 (:meth:`JobContext.wait_soft_timeout`, e.g. from a helper thread), await it
 (:meth:`JobContext.await_soft_timeout` in an ``async def`` task) or have a callback run when
 it fires (:meth:`JobContext.on_soft_timeout`).
+
+A job that waits on others (a flow's parent, or a job with ``depends_on``) reads what its
+children left: :meth:`JobContext.children_values` (their results, decoded like
+``Queue.get_result``) and :meth:`JobContext.ignored_failures` (the errors of the children
+whose failure its ``ignore_dependency`` policy ignored).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from . import _flexiq
 from ._units import seconds_to_ms
@@ -84,6 +89,18 @@ class JobContext:
     def set_progress(self, progress: float) -> None:
         """Records progress, 0 to 100, of this attempt."""
         self._native.set_progress(progress)
+
+    def children_values(self) -> Dict[str, Any]:
+        """The results of this job's completed children by child id, decoded with the
+        queue's serializer (``None`` for a child that returned nothing). Read from the store
+        on each call, every page of children included."""
+        loads = self._serializer.loads
+        return {k: None if v is None else loads(v) for k, v in self._native.children_values().items()}
+
+    def ignored_failures(self) -> Dict[str, str]:
+        """The last error of each child whose failure was ignored (its policy
+        ``ignore_dependency``), by child id."""
+        return self._native.ignored_failures()
 
     def is_cancel_requested(self) -> bool:
         """True once the handler should stop: a cancel request (delivered at the worker's next

@@ -1,5 +1,5 @@
-"""The typed values the Python API returns: jobs, keyset pages, retention reports and the
-workflow view's records.
+"""The typed values the Python API returns: jobs, keyset pages, a flow parent's dependencies,
+enqueue outcomes, retention reports and the workflow view's records.
 
 Units follow the spec: a :class:`Retention` you configure is in **seconds**; every window and
 timestamp reported back (:class:`EffectiveRetention`, :class:`RetentionPreview`, job
@@ -15,7 +15,10 @@ from datetime import datetime
 from typing import Any, Dict, Generic, List, Optional, TypeVar
 
 __all__ = [
+    "ChildDependency",
+    "Dependencies",
     "Dequeued",
+    "EnqueueOutcome",
     "EffectiveRetention",
     "Fence",
     "Job",
@@ -86,6 +89,47 @@ class Page(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+@dataclass(frozen=True)
+class ChildDependency:
+    """A job a parent waits on (a flow's child, or a ``depends_on`` dependency): its ``id``,
+    ``queue``, ``task`` and ``status``; the edge's ``policy`` (``"fail_parent"``,
+    ``"continue_parent"``, ``"ignore_dependency"``, ``"remove_dependency"``, or
+    ``"cancel_dependent"`` for a plain ``depends_on`` edge); the decoded ``result`` of a
+    completed child (``None`` otherwise) and the last ``error`` of a failed one."""
+
+    id: str
+    queue: str
+    task: str
+    status: str
+    policy: str
+    result: Any
+    error: Optional[str]
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """One page of a parent's dependencies, ordered by child id, by outcome: ``processed``
+    (completed), ``unprocessed`` (not finished), ``ignored`` (failed under
+    ``ignore_dependency``) and ``failed`` (failed under any other policy). Pass
+    ``next_after`` back as ``after`` for the next page; ``None`` means the last page."""
+
+    processed: List[ChildDependency]
+    unprocessed: List[ChildDependency]
+    ignored: List[ChildDependency]
+    failed: List[ChildDependency]
+    next_after: Optional[str]
+
+
+@dataclass(frozen=True)
+class EnqueueOutcome:
+    """What :meth:`flexiq.Queue.enqueue_outcome` did: ``id`` is the job's, and
+    ``deduplicated`` is true when a unique key or dedup key returned an existing job (whose id
+    it is) instead of inserting one."""
+
+    id: str
+    deduplicated: bool
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``clean``, ``reschedule``, ``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
+``clean``, ``reschedule``, ``flows``, ``dedup``, ``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
 works, and has an ``a``-prefixed async twin, made from it by
 :func:`flexiq._aio.async_twins`. Payloads and results go through the queue's serializer
 (JSON unless told otherwise).
@@ -21,6 +21,8 @@ from ._queue.admin import AdminMixin, retention_dict
 from ._queue.clean import CleanMixin
 from ._queue.control import ControlMixin
 from ._queue.dead import DeadMixin
+from ._queue.dedup import DedupMixin
+from ._queue.flows import FlowsMixin
 from ._queue.jobs import JobsMixin
 from ._queue.listing import ListingMixin
 from ._queue.reschedule import RescheduleMixin
@@ -47,6 +49,8 @@ class Queue(
     AdminMixin,
     CleanMixin,
     RescheduleMixin,
+    FlowsMixin,
+    DedupMixin,
     WaitMixin,
     WorkflowMixin,
     AsyncMixin,

@@ -1,7 +1,7 @@
 //! `NativeQueue`: the Python handle on a runtime [`flexiq_runtime::Queue`], with opening and
 //! closing. Its calls live beside it, one file per area with the runtime's `queue/` names
-//! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `clean`, `reschedule`, `wait`,
-//! `workflow`), so an operation sits in the file of the same name on both sides. `workflow`
+//! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `clean`, `reschedule`, `flows`,
+//! `dedup`, `wait`, `workflow`), so an operation sits in the file of the same name on both sides. `workflow`
 //! also holds the handle class of the workflow view, `NativeWorkflowJobs`.
 //!
 //! Arguments arrive as Python values and are handed to the runtime unchanged where it
@@ -12,6 +12,8 @@ mod admin;
 mod clean;
 mod control;
 mod dead;
+mod dedup;
+mod flows;
 mod jobs;
 mod listing;
 mod reschedule;
