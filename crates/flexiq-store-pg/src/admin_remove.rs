@@ -8,7 +8,7 @@
 //! computation is still true at commit.
 //!
 //! A job is gone when its row is in neither `jobs` nor `archived_jobs`: an archived job keeps
-//! its errors, logs, partials and edges. Dead letters and metric rows are not orphans: they
+//! its errors, logs, partials, edges and dedup keys. Dead letters and metric rows are not orphans: they
 //! outlive their jobs by design, each with its own retention window. Partials carry no
 //! namespace, so an orphaned partial of any namespace is removed; every other table is swept
 //! in this handle's namespace only. An edge to a gone dependency frees its dependent the way a
@@ -55,21 +55,23 @@ fn gone_dependencies_sql() -> String {
     )
 }
 
-/// Deletes the history rows of gone jobs (edges by their dependent); returns how many.
+/// Deletes the history rows of gone jobs (edges by their dependent, dedup keys by their
+/// holder); returns how many.
 pub(crate) fn orphans_sql() -> String {
     let sweep = |table: &str, col: &str, scoped: bool| {
         let ns = if scoped { "x.namespace = $1 AND " } else { "" };
         format!("DELETE FROM {{S}}.{table} x WHERE {ns}{} RETURNING 1", gone(&format!("x.{col}")))
     };
     format!(
-        "WITH e AS ({}), l AS ({}), p AS ({}), r AS ({}), d AS ({}) \
+        "WITH e AS ({}), l AS ({}), p AS ({}), r AS ({}), d AS ({}), k AS ({}) \
          SELECT (SELECT count(*) FROM e) + (SELECT count(*) FROM l) + (SELECT count(*) FROM p) \
-           + (SELECT count(*) FROM r) + (SELECT count(*) FROM d)",
+           + (SELECT count(*) FROM r) + (SELECT count(*) FROM d) + (SELECT count(*) FROM k)",
         sweep("job_errors", "job_id", true),
         sweep("task_logs", "job_id", true),
         sweep("job_partials", "job_id", false),
         sweep("replays", "original_job_id", true),
         sweep("job_deps", "job_id", true),
+        sweep("dedup_keys", "job_id", true),
     )
 }
 

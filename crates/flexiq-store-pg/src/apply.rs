@@ -1,16 +1,16 @@
 //! Writing decided transitions: one batched UPDATE plus the side effects the state machine
-//! asks for (error rows, dead letters, metric rows), then the dependents it releases or
-//! cancels. Every status change in this crate is decided by `flexiq_core::transition` on rows
-//! loaded under lock, and written here.
+//! asks for (error rows, dead letters, metric rows), then what it does to the dependents: the
+//! ones it releases, and those its failure reaches under each edge's policy (see `flows.rs`).
+//! Every status change in this crate is decided by `flexiq_core::transition` on rows loaded
+//! under lock, and written here.
 //!
 //! Statements are prepared first and then sent together (optionally with `COMMIT`), so a batch
 //! of any size costs one round trip when no dependents are involved.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
-use flexiq_core::transition::{transition, Event, Next};
+use flexiq_core::transition::Next;
 use flexiq_core::{JobStatus, Result};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::db::Conn;
 use crate::error;
-use crate::row::{code, job_cols, loaded, state_cols, Loaded};
+use crate::row::{code, job_cols, Loaded};
 use crate::store::PgStore;
 
 /// One decided transition, ready to write.
@@ -216,7 +216,8 @@ impl PgStore {
             .any(|ch| ch.before.has_dependents && (ch.next.cancel_dependents || ch.next.release_dependents))
     }
 
-    /// Releases or cancels the dependents of `changes`, transitively, inside the open
+    /// Releases the dependents of the jobs `changes` completed and applies the edge policies
+    /// of the ones they failed for good (see `flows.rs`), transitively, inside the open
     /// transaction.
     pub(crate) async fn cascade(
         &self,
@@ -229,54 +230,17 @@ impl PgStore {
             chs.iter().filter(|ch| ch.before.has_dependents && f(&ch.next)).map(|ch| ch.before.id).collect()
         };
         let mut release_from = pick(|n| n.release_dependents, changes);
-        let mut cancel_from = pick(|n| n.cancel_dependents, changes);
-        let ns: &str = &self.ns;
-        while !release_from.is_empty() || !cancel_from.is_empty() {
-            if !release_from.is_empty() {
-                let sql = self.sql(&format!(
-                    "SELECT {} FROM {{S}}.jobs j WHERE j.namespace = $1 AND j.status = 7 \
-                     AND j.id IN (SELECT job_id FROM {{S}}.job_deps WHERE depends_on = ANY($2)) \
-                     AND NOT EXISTS (SELECT 1 FROM {{S}}.job_deps d2 JOIN {{S}}.jobs j2 ON j2.id = d2.depends_on \
-                        WHERE d2.job_id = j.id AND j2.status <> 2) \
-                     ORDER BY j.id FOR UPDATE OF j",
-                    state_cols("j")
-                ));
-                let rows = c.rows("release dependents", &sql, &[&ns, &release_from]).await?;
-                let mut chs = Vec::new();
-                for r in &rows {
-                    let l = loaded(r, 0)?;
-                    if let Ok(next) = transition(&l.state, &Event::DependenciesMet, now) {
-                        chs.push(Change::new(l, next));
-                    }
-                }
-                self.write(c, &chs, now, false, false).await?;
-                fx.note(&chs);
-                release_from = pick(|n| n.release_dependents, &chs);
-            }
-            if !cancel_from.is_empty() {
-                let sql = self.sql(&format!(
-                    "SELECT d.depends_on, {} FROM {{S}}.job_deps d JOIN {{S}}.jobs j ON j.id = d.job_id \
-                     WHERE d.depends_on = ANY($2) AND j.namespace = $1 AND j.status IN (0, 6, 7) \
-                     ORDER BY j.id FOR UPDATE OF j",
-                    state_cols("j")
-                ));
-                let rows = c.rows("cancel dependents", &sql, &[&ns, &cancel_from]).await?;
-                let mut by_id: BTreeMap<Uuid, (Uuid, Loaded)> = BTreeMap::new();
-                for r in &rows {
-                    let l = loaded(r, 1)?;
-                    by_id.entry(l.id).or_insert((r.get(0), l));
-                }
-                let mut chs = Vec::new();
-                for (_, (dep, l)) in by_id {
-                    let ev = Event::DependencyFailed { dependency: dep.hyphenated().to_string() };
-                    if let Ok(next) = transition(&l.state, &ev, now) {
-                        chs.push(Change::new(l, next));
-                    }
-                }
-                self.write(c, &chs, now, false, false).await?;
-                fx.note(&chs);
-                cancel_from = pick(|n| n.cancel_dependents, &chs);
-            }
+        let mut failed_from = pick(|n| n.cancel_dependents, changes);
+        while !release_from.is_empty() || !failed_from.is_empty() {
+            let chs = if release_from.is_empty() {
+                self.failure_step(c, &std::mem::take(&mut failed_from), now).await?
+            } else {
+                self.release_step(c, &std::mem::take(&mut release_from), now).await?
+            };
+            self.write(c, &chs, now, false, false).await?;
+            fx.note(&chs);
+            release_from.extend(pick(|n| n.release_dependents, &chs));
+            failed_from.extend(pick(|n| n.cancel_dependents, &chs));
         }
         Ok(())
     }

@@ -188,8 +188,14 @@ impl QueueControl for PgStore {
 
     async fn purge_completed(&self, req: PurgeCompletedRequest) -> Result<u64> {
         let ns: &str = &self.ns;
-        let sql = self.sql("DELETE FROM {S}.jobs WHERE namespace = $1 AND status = 2 AND finished_at < $2");
+        // A purged job's dedup keys go with it.
+        let sql = self.sql(
+            "WITH gone AS (DELETE FROM {S}.jobs WHERE namespace = $1 AND status = 2 AND finished_at < $2 RETURNING id), \
+             k AS (DELETE FROM {S}.dedup_keys d USING gone WHERE d.namespace = $1 AND d.job_id = gone.id) \
+             SELECT count(*) FROM gone",
+        );
         let c = self.conn().await?;
-        c.exec("purge completed jobs", &sql, &[&ns, &req.cutoff_ms]).await
+        Ok(c.rows("purge completed jobs", &sql, &[&ns, &req.cutoff_ms]).await?[0].get::<_, i64>(0).max(0)
+            as u64)
     }
 }

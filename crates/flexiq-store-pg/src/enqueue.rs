@@ -1,29 +1,35 @@
 //! Enqueue: one multi-row statement (UNNEST arrays) per batch, or `COPY` for large ones.
 //!
-//! A batch without unique keys, workflow stages, dependencies or an admission cap is a single
-//! autocommitted statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short transaction
-//! instead, see `enqueue_copy.rs`) that checks revoked tasks, registers queues and inserts
-//! every row.
-//! Batches that need more (dedupe against live jobs, a (run, stage) pair that must not have a
-//! row yet, dependency edges, `max_pending` checked under the queue's row lock) run the same
-//! insert inside a transaction after those checks.
+//! A batch without unique keys, dedup keys, workflow stages, dependencies or an admission cap
+//! is a single autocommitted statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short
+//! transaction instead, see `enqueue_copy.rs`) that checks revoked tasks, registers queues and
+//! inserts every row.
+//! Batches that need more (dedupe against live jobs, dedup records read and written under
+//! their key's lock (see `dedup.rs`), a (run, stage) pair that must not have a row yet,
+//! dependency edges, `max_pending` checked under the queue's row lock) run the same insert
+//! inside a transaction after those checks.
 //!
-//! The batch's own rules (valid jobs, no id twice, dependencies only on earlier jobs) are
-//! `EnqueueRequest::validate` in core. A job with dependencies starts where
-//! `flexiq_core::start::starting` says from their statuses (read under lock, or decided
-//! earlier in the batch); when a dependency already failed, its follow-up event goes through
-//! the state machine before the insert, so the row is written already cancelled. A LIFO job
-//! is placed at the enqueue's own time ([`placed_run_at`]), so later enqueues claim first.
+//! The batch's own rules (valid jobs, no id twice, dependencies only on earlier jobs, flow
+//! policies only on edges to earlier jobs) are `EnqueueRequest::validate` in core. A job with
+//! dependencies starts where its edges put it (`flows::standing` over the dependencies'
+//! statuses read under lock, or decided earlier in the batch, and each edge's policy); when a
+//! dependency already failed under a policy that ends the job, that event goes through the
+//! state machine before the insert, so the row is written already cancelled or failed. Each
+//! edge is written with its policy code. A LIFO job is placed at the enqueue's own time
+//! ([`placed_run_at`]), so later enqueues claim first.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use flexiq_core::start::starting;
+use flexiq_core::flow::EdgePolicy;
+use flexiq_core::start::DependencyClass;
 use flexiq_core::store::{placed_run_at, EnqueueRequest, Enqueued};
 use flexiq_core::transition::{transition, JobState};
 use flexiq_core::{Error, JobStatus, NewJob, Result};
 use uuid::Uuid;
 
 use crate::db::{i64_of, jid, uid, Conn};
+use crate::dedup::{DedupBatch, Placed};
+use crate::flows::{policy_code, standing, EdgeView, Standing};
 use crate::row::{code, status};
 use crate::store::PgStore;
 use crate::workflow::stage_pair;
@@ -123,10 +129,12 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let simple = req.max_pending.is_none()
-            && req
-                .jobs
-                .iter()
-                .all(|j| j.unique_key.is_none() && j.depends_on.is_empty() && stage_pair(j).is_none());
+            && req.jobs.iter().all(|j| {
+                j.unique_key.is_none()
+                    && j.dedup.is_none()
+                    && j.depends_on.is_empty()
+                    && stage_pair(j).is_none()
+            });
         let c = self.conn().await?;
         if simple {
             // Held until the jobs are published: one simple enqueue at a time sends its work
@@ -146,9 +154,9 @@ impl PgStore {
             }
             return Ok(out);
         }
-        let out = self.enqueue_full(&c, req).await?;
-        let created: Vec<Uuid> = out.iter().filter(|e| e.created).filter_map(|e| uid(&e.id).ok()).collect();
-        self.shared.hub.publish(&self.ns, !created.is_empty(), &[]);
+        let (out, replaced) = self.enqueue_full(&c, req).await?;
+        let created = out.iter().any(|e| e.created);
+        self.shared.hub.publish(&self.ns, created || replaced, &[]);
         Ok(out)
     }
 
@@ -200,7 +208,9 @@ impl PgStore {
         Ok(out)
     }
 
-    async fn enqueue_full(&self, c: &Conn, req: EnqueueRequest) -> Result<Vec<Enqueued>> {
+    /// Enqueues a batch that needs checks first, in one transaction; also says whether a
+    /// deduplicated job overwrote a holder (which may have become due).
+    async fn enqueue_full(&self, c: &Conn, req: EnqueueRequest) -> Result<(Vec<Enqueued>, bool)> {
         let ns: &str = &self.ns;
         let now = req.now;
         c.tx(async {
@@ -221,10 +231,12 @@ impl PgStore {
                     live.insert(r.get(0), r.get(1));
                 }
             }
+            // Dedup keys, locked and read, then each job decided in batch order.
+            let mut dedup = DedupBatch::load(self, c, &req.jobs).await?;
             let mut out = Vec::with_capacity(req.jobs.len());
             let mut alias: HashMap<Uuid, Uuid> = HashMap::new();
             let mut creating: Vec<(Uuid, NewJob)> = Vec::new();
-            for j in req.jobs {
+            for mut j in req.jobs {
                 let id = uid(&j.id)?;
                 if let Some(k) = &j.unique_key {
                     if let Some(existing) = live.get(k) {
@@ -234,36 +246,42 @@ impl PgStore {
                     }
                     live.insert(k.clone(), id);
                 }
+                if let Placed::Ignored(holder) = dedup.place(id, &mut j, now)? {
+                    alias.insert(id, holder);
+                    out.push(Enqueued { id: jid(holder), created: false });
+                    continue;
+                }
                 out.push(Enqueued { id: j.id.clone(), created: true });
                 creating.push((id, j));
             }
+            dedup.replace_in_batch(&mut creating);
             // Dependencies: earlier jobs of the batch (validated), or existing jobs locked and
             // flagged. A dependency on a deduplicated job of the batch is one on the live job.
             let batch_pos: HashMap<Uuid, usize> = creating.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
             let mut external: BTreeSet<Uuid> = BTreeSet::new();
-            let mut deps_of: Vec<Vec<Uuid>> = Vec::with_capacity(creating.len());
+            let mut deps_of: Vec<Vec<(Uuid, EdgePolicy)>> = Vec::with_capacity(creating.len());
             for (_, j) in &creating {
                 let mut deps = Vec::with_capacity(j.depends_on.len());
-                for d in &j.depends_on {
+                for (k, d) in j.depends_on.iter().enumerate() {
                     let d = uid(d)?;
                     let d = alias.get(&d).copied().unwrap_or(d);
                     if !batch_pos.contains_key(&d) {
                         external.insert(d);
                     }
-                    deps.push(d);
+                    deps.push((d, j.dep_policies.get(k).copied().unwrap_or_default()));
                 }
                 deps_of.push(deps);
             }
-            let mut dep_status: HashMap<Uuid, JobStatus> = HashMap::new();
+            let mut dep_status: HashMap<Uuid, (JobStatus, Option<String>)> = HashMap::new();
             if !external.is_empty() {
                 let ext: Vec<Uuid> = external.iter().copied().collect();
                 let sql = self.sql(
                     "UPDATE {S}.jobs SET has_dependents = true WHERE id IN \
                      (SELECT id FROM {S}.jobs WHERE namespace = $1 AND id = ANY($2) ORDER BY id FOR UPDATE) \
-                     RETURNING id, status",
+                     RETURNING id, status, last_error",
                 );
                 for r in c.rows("enqueue", &sql, &[&ns, &ext]).await? {
-                    dep_status.insert(r.get(0), status(r.get(1))?);
+                    dep_status.insert(r.get(0), (status(r.get(1))?, r.get(2)));
                 }
                 if let Some(missing) = ext.iter().find(|d| !dep_status.contains_key(d)) {
                     return Err(Error::invalid(format!(
@@ -272,25 +290,39 @@ impl PgStore {
                     )));
                 }
             }
-            // Starting statuses: `starting` over the dependencies' statuses in order, then its
-            // follow-up event (a failed dependency) through the state machine from `waiting`.
+            // Starting statuses: where each job stands over its edges (`flows::standing`), then
+            // the event that ends it (a dependency failed under a policy that ends it) through
+            // the state machine from `waiting`. An edge whose dependency already failed under
+            // `remove_dependency` is not written.
             let mut has_deps = vec![false; creating.len()];
-            let mut st = Vec::with_capacity(creating.len());
+            let mut st: Vec<JobStatus> = Vec::with_capacity(creating.len());
             let mut finished = Vec::with_capacity(creating.len());
-            let mut last_error = Vec::with_capacity(creating.len());
+            let mut last_error: Vec<Option<String>> = Vec::with_capacity(creating.len());
+            let mut kept: Vec<Vec<(Uuid, EdgePolicy)>> = Vec::with_capacity(creating.len());
             for (i, (id, j)) in creating.iter().enumerate() {
-                let deps = &deps_of[i];
-                for d in deps {
+                let mut edges = Vec::with_capacity(deps_of[i].len());
+                for &(d, policy) in &deps_of[i] {
+                    let (status, error) = match batch_pos.get(&d) {
+                        Some(p) => (st[*p], last_error[*p].clone()),
+                        None => dep_status.get(&d).cloned().ok_or_else(|| {
+                            Error::invalid(format!("dependency {} of job {} not found in namespace {ns}", jid(d), j.id))
+                        })?,
+                    };
+                    edges.push(EdgeView { dep: d, policy, status, error });
+                }
+                let start = standing(edges.iter().cloned());
+                let cut = |e: &EdgeView| {
+                    e.policy == EdgePolicy::RemoveDependency && DependencyClass::of(e.status) == DependencyClass::Failed
+                };
+                kept.push(edges.iter().filter(|e| !cut(e)).map(|e| (e.dep, e.policy)).collect());
+                for (d, _) in kept.last().into_iter().flatten() {
                     if let Some(p) = batch_pos.get(d) {
                         has_deps[*p] = true;
                     }
                 }
-                let statuses = deps.iter().map(|d| dep_status.get(d).copied().unwrap_or_else(|| st[batch_pos[d]]));
-                let start = starting(statuses);
                 let mut s = start.insert_status();
                 let (mut fin, mut err) = (None, None);
-                let dep_ids: Vec<String> = deps.iter().map(|d| d.hyphenated().to_string()).collect();
-                if let Some(ev) = start.follow_up(&dep_ids) {
+                if let Standing::Fails(ev) = start {
                     let state = JobState {
                         id: id.hyphenated().to_string(),
                         status: s,
@@ -339,8 +371,9 @@ impl PgStore {
                     }
                 }
             }
+            let replaced = dedup.write(self, c, now).await?;
             if creating.is_empty() {
-                return Ok(out);
+                return Ok((out, replaced));
             }
             let stages: Vec<(Uuid, String, String)> = creating
                 .iter()
@@ -350,13 +383,14 @@ impl PgStore {
             let mut cols = Cols::default();
             let mut ukeys = Vec::with_capacity(creating.len());
             let mut deps_text = Vec::with_capacity(creating.len());
-            let (mut edge_dep, mut edge_job) = (Vec::new(), Vec::new());
+            let (mut edge_dep, mut edge_job, mut edge_policy) = (Vec::new(), Vec::new(), Vec::new());
             for (i, (id, j)) in creating.into_iter().enumerate() {
                 ukeys.push(j.unique_key.clone());
-                deps_text.push(deps_of[i].iter().map(|d| d.hyphenated().to_string()).collect::<Vec<_>>().join(","));
-                for d in &deps_of[i] {
+                deps_text.push(kept[i].iter().map(|(d, _)| d.hyphenated().to_string()).collect::<Vec<_>>().join(","));
+                for (d, policy) in &kept[i] {
                     edge_dep.push(*d);
                     edge_job.push(id);
+                    edge_policy.push(policy_code(*policy));
                 }
                 cols.push(id, j, now)?;
             }
@@ -383,11 +417,12 @@ impl PgStore {
             }
             if !edge_dep.is_empty() {
                 let sql = self.sql(
-                    "INSERT INTO {S}.job_deps (depends_on, job_id, namespace) SELECT d, j, $1 FROM unnest($2::uuid[], $3::uuid[]) AS u(d, j)",
+                    "INSERT INTO {S}.job_deps (depends_on, job_id, namespace, policy) \
+                     SELECT d, j, $1, p FROM unnest($2::uuid[], $3::uuid[], $4::int2[]) AS u(d, j, p)",
                 );
-                c.exec("enqueue", &sql, &[&ns, &edge_dep, &edge_job]).await?;
+                c.exec("enqueue", &sql, &[&ns, &edge_dep, &edge_job, &edge_policy]).await?;
             }
-            Ok(out)
+            Ok((out, replaced))
         })
         .await
     }

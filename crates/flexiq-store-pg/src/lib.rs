@@ -14,7 +14,8 @@
 //! Each core trait is implemented in the file of its name (`jobs.rs`, `inspect.rs`,
 //! `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`, `maintenance.rs`,
 //! `schema.rs`, `workflow.rs`, whose fair claim is in `workflow_claim.rs` and
-//! `workflow_claim_free.rs`, `admin.rs`, with `admin_remove.rs`, `reschedule.rs`); every
+//! `workflow_claim_free.rs`, `admin.rs`, with `admin_remove.rs`, `reschedule.rs`, `flows.rs`,
+//! where the per-edge failure policies are applied, and `dedup.rs`, which enqueue also uses); every
 //! removal of jobs goes through `remove.rs`; the hot path's work lives beside them (`enqueue.rs`,
 //! `enqueue_copy.rs`, `claim.rs`, `claim_free.rs`, `ack.rs`, `apply.rs`), as do the migration
 //! runner (`migrate.rs`) and the wake-ups (`wake.rs`, `wait.rs`). Every request is checked by
@@ -30,10 +31,12 @@ mod control;
 mod counts;
 mod db;
 mod dead;
+mod dedup;
 mod enqueue;
 mod enqueue_copy;
 mod error;
 mod explain;
+mod flows;
 mod history;
 mod inspect;
 mod jobs;

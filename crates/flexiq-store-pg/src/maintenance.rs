@@ -1,5 +1,5 @@
-//! [`Maintenance`] for [`PgStore`]: archival, retention, the effective-retention record and
-//! the worker registry.
+//! [`Maintenance`] for [`PgStore`]: archival, retention (a purged archived job takes its dedup
+//! keys with it), the effective-retention record and the worker registry.
 
 use std::collections::BTreeMap;
 
@@ -36,7 +36,15 @@ impl PgStore {
                 continue;
             };
             let (table, col) = target(t);
-            let n = if delete {
+            let n = if delete && t == RetentionTable::ArchivedJobs {
+                // A purged job's dedup keys go with it.
+                let sql = self.sql(&format!(
+                    "WITH gone AS (DELETE FROM {{S}}.{table} WHERE namespace = $1 AND {col} < $2 RETURNING id), \
+                     k AS (DELETE FROM {{S}}.dedup_keys d USING gone WHERE d.namespace = $1 AND d.job_id = gone.id) \
+                     SELECT count(*) FROM gone"
+                ));
+                c.rows("retention purge", &sql, &[&ns, &cutoff]).await?[0].get::<_, i64>(0).max(0) as u64
+            } else if delete {
                 let sql = self.sql(&format!("DELETE FROM {{S}}.{table} WHERE namespace = $1 AND {col} < $2"));
                 c.exec("retention purge", &sql, &[&ns, &cutoff]).await?
             } else {

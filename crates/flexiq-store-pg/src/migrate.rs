@@ -24,6 +24,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (7, include_str!("migrations/0007_dead_letter_stages.sql")),
     (8, include_str!("migrations/0008_admin_indexes.sql")),
     (9, include_str!("migrations/0009_stall_count.sql")),
+    (10, include_str!("migrations/0010_flows_dedup.sql")),
 ];
 
 /// The schema version this build needs.

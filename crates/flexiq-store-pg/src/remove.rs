@@ -7,24 +7,28 @@
 //!
 //! - frees the dependents ([`PgStore::unlink_dependents`]): every job outside the removal that
 //!   named a removed job drops the edge and its `depends_on` entry, and a waiting one is
-//!   decided again by `flexiq_core::start::starting` over what it still depends on, exactly as
-//!   if the removed job had never been a dependency (all met: pending; one failed: cancelled by
-//!   the state machine, whose cascade then runs as for any cancel);
+//!   decided again over the edges it still has (`flows::standing`, each edge's policy), exactly
+//!   as if the removed job had never been a dependency (all settled: pending; one failed under
+//!   a policy that ends it: cancelled or failed by the state machine, whose cascade then runs
+//!   as for any failure);
 //! - deletes the history (errors, logs, partials, replay records of the job, its dead-letter
-//!   entry, its metric rows) and the rows, in one statement. The count triggers of migration 5
-//!   take the rows off the per-(queue, status) counts in that statement, and unique-key and
-//!   workflow (run, stage) holds are index entries of the row, so they go with it.
+//!   entry, its metric rows), the dedup keys it holds and the rows, in one statement. The count
+//!   triggers of migration 5 take the rows off the per-(queue, status) counts in that
+//!   statement, and unique-key and workflow (run, stage) holds are index entries of the row,
+//!   so they go with it.
 //!
 //! A running job's row can go too (`obliterate` with force, `delete_stages`): its worker's
 //! late ack finds no row and is `Superseded`.
 
-use flexiq_core::start::{starting, Starting};
+use std::collections::HashMap;
+
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{JobStatus, Result};
 use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::db::Conn;
+use crate::flows::{policy_of, standing, EdgeView, Standing};
 use crate::row::{loaded, state_cols, status, Loaded};
 use crate::store::PgStore;
 
@@ -55,6 +59,7 @@ pub(crate) fn remove_sql(table: &str) -> String {
          p AS (DELETE FROM {{S}}.job_partials WHERE job_id = ANY($1)), \
          r AS (DELETE FROM {{S}}.replays WHERE original_job_id = ANY($1)), \
          d AS (DELETE FROM {{S}}.dead_letters WHERE original_job_id = ANY($1)), \
+         k AS (DELETE FROM {{S}}.dedup_keys WHERE namespace = $2 AND job_id = ANY($1)), \
          j AS (DELETE FROM {{S}}.{table} WHERE id = ANY($1) AND namespace = $2 RETURNING id, queue, status), \
          m AS (DELETE FROM {{S}}.task_metrics t USING j WHERE t.namespace = $2 AND t.queue = j.queue AND t.job_id = j.id) \
          SELECT id, status FROM j"
@@ -74,11 +79,13 @@ const DROP_FROM_LISTS: &str = "UPDATE {S}.jobs j SET depends_on = ARRAY( \
       SELECT x FROM unnest(j.depends_on) WITH ORDINALITY AS t(x, o) WHERE x <> ALL($1) ORDER BY o) \
     WHERE j.id = ANY($2)";
 
-/// The dependencies jobs `$1` still have, in their order, with their statuses. A dependency
-/// whose row is gone (archived or purged, so finished) has no say, as in the release cascade.
-const REMAINING: &str = "SELECT j.id, array_agg(d.id ORDER BY t.o), array_agg(d.status ORDER BY t.o) \
-    FROM {S}.jobs j CROSS JOIN LATERAL unnest(j.depends_on) WITH ORDINALITY AS t(x, o) \
-    JOIN {S}.jobs d ON d.id = t.x WHERE j.id = ANY($1) GROUP BY j.id";
+/// The edges jobs `$1` still have, each job's in its `depends_on` order, with each
+/// dependency's status and last error. A dependency whose row is gone (archived or purged, so
+/// finished) has no say, as in the release cascade.
+const REMAINING: &str =
+    "SELECT d.job_id, d.depends_on, d.policy, x.status, x.last_error FROM {S}.job_deps d \
+    JOIN {S}.jobs j ON j.id = d.job_id JOIN {S}.jobs x ON x.id = d.depends_on WHERE d.job_id = ANY($1) \
+    ORDER BY d.job_id, array_position(j.depends_on, d.depends_on), d.depends_on";
 
 /// What dropping the edges to some jobs changes: the edges deleted and the dependents' decided
 /// transitions, written by [`PgStore::write_freed`].
@@ -136,26 +143,22 @@ impl PgStore {
             return Ok(Unlinked { edges, changes: Vec::new() });
         }
         let ids: Vec<Uuid> = waiting.iter().map(|l| l.id).collect();
-        let mut left: std::collections::HashMap<Uuid, (Vec<Uuid>, Vec<i16>)> = c
-            .rows(what, &self.sql(REMAINING), &[&ids])
-            .await?
-            .iter()
-            .map(|r| (r.get(0), (r.get(1), r.get(2))))
-            .collect();
+        let mut left: HashMap<Uuid, Vec<EdgeView>> = HashMap::new();
+        for r in c.rows(what, &self.sql(REMAINING), &[&ids]).await? {
+            let edge = EdgeView {
+                dep: r.get(1),
+                policy: policy_of(r.get(2))?,
+                status: status(r.get(3))?,
+                error: r.get(4),
+            };
+            left.entry(r.get(0)).or_default().push(edge);
+        }
         let mut changes = Vec::new();
         for l in waiting {
-            let (deps, codes) = left.remove(&l.id).unwrap_or_default();
-            let statuses = codes.into_iter().map(status).collect::<Result<Vec<_>>>()?;
-            let event = match starting(statuses) {
-                Starting::Ready => Event::DependenciesMet,
-                Starting::Waiting => continue,
-                failed @ Starting::DependencyFailed { .. } => {
-                    let names: Vec<String> = deps.iter().map(|d| d.hyphenated().to_string()).collect();
-                    match failed.follow_up(&names) {
-                        Some(ev) => ev,
-                        None => continue,
-                    }
-                }
+            let event = match standing(left.remove(&l.id).unwrap_or_default()) {
+                Standing::Ready => Event::DependenciesMet,
+                Standing::Waiting => continue,
+                Standing::Fails(ev) => ev,
             };
             let next = transition(&l.state, &event, now).map_err(|r| r.into_error(&l.state.id))?;
             changes.push(Change::new(l, next));

@@ -1,12 +1,13 @@
 //! PostgreSQL-specific integration tests: migrations and roles, query plans, limits across
 //! pools, LISTEN/NOTIFY reconnects, connection loss, multiple worker processes and LIFO in
-//! every claim path.
+//! every claim path, and dedup keys of purged jobs.
 
 mod bulk;
 mod chaos;
 mod common;
 mod connect;
 mod counts;
+mod dedup;
 mod explain;
 mod fair;
 mod limits;

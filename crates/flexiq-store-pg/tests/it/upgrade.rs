@@ -21,6 +21,7 @@ const FILES: &[(u32, &str)] = &[
     (7, include_str!("../../src/migrations/0007_dead_letter_stages.sql")),
     (8, include_str!("../../src/migrations/0008_admin_indexes.sql")),
     (9, include_str!("../../src/migrations/0009_stall_count.sql")),
+    (10, include_str!("../../src/migrations/0010_flows_dedup.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.
@@ -272,6 +273,56 @@ async fn upgrading_from_version_8_counts_stalls_from_zero_against_the_default_bu
     assert_eq!(s.queue_config("q").await.unwrap().stall_budget(), 5);
     s.set_max_stalled(SetMaxStalledRequest { queue: "q".into(), max: None }).await.unwrap();
     assert_eq!(s.queue_config("q").await.unwrap(), config);
+    flexiq_core::Store::close(&s).await.unwrap();
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn upgrading_from_version_9_keeps_plain_edges_that_cancel_their_dependent() {
+    use flexiq_core::flow::EdgePolicy;
+    use flexiq_core::store::{CancelRequest, DependenciesRequest, Flows};
+
+    let schema = fresh_schema("up10");
+    schema_at(&schema, 9).await;
+    let a = admin().await;
+    let (dep, dependent) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+    let t = now_ms() - 10_000;
+    // What a version-9 build left: a pending job and a job waiting on it, with their edge.
+    let job = format!(
+        "INSERT INTO \"{schema}\".jobs (id, namespace, queue, task, payload, priority, status, attempt, \
+           max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, depends_on, has_dependents) \
+         VALUES ($1, 'default', 'q', 't', '\\x7b7d', 0, $2, 0, 0, 1000, 60000, $3, $3, $4, $5)"
+    );
+    a.execute(&job, &[&dep, &0i16, &t, &Vec::<uuid::Uuid>::new(), &true]).await.unwrap();
+    a.execute(&job, &[&dependent, &7i16, &t, &vec![dep], &false]).await.unwrap();
+    let edge = format!(
+        "INSERT INTO \"{schema}\".job_deps (depends_on, job_id, namespace) VALUES ($1, $2, 'default')"
+    );
+    a.execute(&edge, &[&dep, &dependent]).await.unwrap();
+
+    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, versions_from(10));
+    let policy: i16 =
+        a.query_one(&format!("SELECT policy FROM \"{schema}\".job_deps"), &[]).await.unwrap().get(0);
+    assert_eq!(policy, 0, "an edge from before flows is a plain depends_on edge");
+    let s = open(&schema, 2).await;
+    let jid = |u: uuid::Uuid| JobId::from_trusted(u.hyphenated().to_string());
+    let deps = s
+        .get_dependencies(DependenciesRequest { job_id: jid(dependent), after: None, limit: 10 })
+        .await
+        .unwrap();
+    assert_eq!(deps.unprocessed.len(), 1);
+    assert_eq!(
+        (deps.unprocessed[0].id.clone(), deps.unprocessed[0].policy),
+        (jid(dep), EdgePolicy::CancelDependent)
+    );
+
+    // Its dependency cancelled, the dependent is cancelled as it always was.
+    assert!(s.cancel(CancelRequest { id: jid(dep), now: now_ms() }).await.unwrap());
+    let j = s.get(&jid(dependent)).await.unwrap().unwrap();
+    assert_eq!(j.status, JobStatus::Cancelled);
+    assert!(j.last_error.unwrap_or_default().contains(&jid(dep).to_string()));
+    let st = s.stats(None).await.unwrap();
+    assert_eq!((st.waiting, st.cancelled), (0, 2), "the counts follow both rows");
     flexiq_core::Store::close(&s).await.unwrap();
     drop_schema(&schema).await;
 }
