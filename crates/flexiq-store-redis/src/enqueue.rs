@@ -1,13 +1,15 @@
 //! Enqueue: argument encoding for `enqueue.lua` (shared with replays and dead-letter
 //! retries) and the checks made before a batch is sent. A LIFO job is placed at the enqueue's
-//! own time ([`placed_run_at`]), so later enqueues claim first.
+//! own time ([`placed_run_at`]), so later enqueues claim first. Each job's edges go as `d` and
+//! `dp` (their policies, see [`edge_fields`]) and its dedup key with the verdict table
+//! [`crate::dedup::dedup_args`] builds.
 
 use flexiq_core::store::{placed_run_at, Enqueued};
-use flexiq_core::{JobId, NewJob, Result};
+use flexiq_core::{EdgePolicy, JobId, NewJob, Result};
 use fred::types::Value;
 
 use crate::conn::{b, n, s};
-use crate::row::{int, text};
+use crate::row::{edge_fields, int, text};
 use crate::store::Ctx;
 
 /// The optional text fields a job hash stores when set (besides the unique key and the
@@ -58,14 +60,21 @@ pub(crate) fn enqueue_args(
         for (k, v) in optional_fields(j) {
             extra.push((k, v.to_string()));
         }
-        if !j.depends_on.is_empty() {
-            extra.push(("d", j.depends_on.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")));
-        }
+        let edges: Vec<(String, EdgePolicy)> = j
+            .depends_on
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.to_string(), j.dep_policies.get(i).copied().unwrap_or_default()))
+            .collect();
+        let (d, dp) = edge_fields(&edges);
+        extra.extend(d.map(|d| ("d", d)));
+        extra.extend(dp.map(|dp| ("dp", dp)));
         a.push(n(extra.len() as i64));
         for (k, v) in extra {
             a.push(s(k));
             a.push(s(v));
         }
+        a.extend(crate::dedup::dedup_args(j.dedup.as_ref(), now));
     }
     a
 }
@@ -103,8 +112,30 @@ mod tests {
         assert_eq!(next.finished_at, Some(7));
         assert_eq!(next.last_error.as_deref(), Some("dependency dep1 did not complete"));
         assert!(next.error_record.is_none() && next.metric.is_none() && !next.dead_letter);
-        let lua = include_str!("lua/enqueue.lua");
-        assert!(lua.contains("j.st = ST.cancelled"));
-        assert!(lua.contains("'dependency ' .. j.fail .. ' did not complete'"));
+        let lua = include_str!("lua/prelude.lua");
+        assert!(lua.contains("if act == 'c' then return ST.cancelled end"));
+        assert!(lua.contains("if act == 'c' then return 'dependency ' .. dep .. ' did not complete' end"));
+        let enqueue = include_str!("lua/enqueue.lua");
+        assert!(enqueue.contains("j.st = failure_status(act)"));
+        assert!(enqueue.contains("j.err = failure_error(act, dep, err)"));
+    }
+
+    /// A failed dependency under `fail_parent` fails the waiting job naming the child and its
+    /// error; `failure_error` in `prelude.lua` writes the same message and status.
+    #[test]
+    fn a_failed_child_fails_as_the_state_machine_does() {
+        let waiting = JobState::probe(JobStatus::Waiting, 0);
+        let with = Event::ChildFailed { child: "c1".into(), error: Some("boom".into()) };
+        let next = transition(&waiting, &with, 7).unwrap();
+        assert_eq!((next.status, next.finished_at), (JobStatus::Failed, Some(7)));
+        assert_eq!(next.last_error.as_deref(), Some("child c1 failed: boom"));
+        assert!(next.cancel_dependents && next.error_record.is_none() && !next.dead_letter);
+        let without =
+            transition(&waiting, &Event::ChildFailed { child: "c1".into(), error: None }, 7).unwrap();
+        assert_eq!(without.last_error.as_deref(), Some("child c1 failed"));
+        let lua = include_str!("lua/prelude.lua");
+        assert!(lua.contains("if err then return 'child ' .. dep .. ' failed: ' .. err end"));
+        assert!(lua.contains("return 'child ' .. dep .. ' failed'\n"));
+        assert!(lua.contains("  return ST.failed\n"));
     }
 }

@@ -25,13 +25,16 @@ const ZADD_CHUNK: usize = 1_000;
 const MAX_WAKE: usize = 64;
 
 /// Whether `jobs` can take the plain path: jobs naming a workflow run take the general one,
-/// which checks their (run, stage) pair and indexes the run.
+/// which checks their (run, stage) pair and indexes the run, and so do jobs with a dedup key.
 pub(crate) fn qualifies(jobs: &[NewJob], max_pending: Option<u64>, now: i64) -> bool {
     max_pending.is_none()
         && now >= 0
-        && jobs
-            .iter()
-            .all(|j| j.unique_key.is_none() && j.depends_on.is_empty() && j.workflow_run_id.is_none())
+        && jobs.iter().all(|j| {
+            j.unique_key.is_none()
+                && j.dedup.is_none()
+                && j.depends_on.is_empty()
+                && j.workflow_run_id.is_none()
+        })
 }
 
 /// A constant argument, sent without copying.

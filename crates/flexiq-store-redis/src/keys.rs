@@ -28,6 +28,11 @@ impl Keys {
         format!("{}:a:{id}", self.base)
     }
 
+    /// The dedup record of `key` (see `lua/dedup.lua`).
+    pub(crate) fn dedup(&self, key: &str) -> String {
+        format!("{}:dd:{key}", self.base)
+    }
+
     pub(crate) fn settings(&self) -> String {
         format!("{}:settings", self.global)
     }

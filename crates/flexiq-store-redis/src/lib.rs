@@ -14,8 +14,8 @@
 //! Each core store trait is implemented in the file of its name: `jobs.rs` (`JobStore`),
 //! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
 //! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs` (`Workflows`),
-//! `admin.rs` (`Admin`, with `orphans.rs`) and `reschedule.rs` (`Reschedule`); the rest are the
-//! parts they share.
+//! `admin.rs` (`Admin`, with `orphans.rs`), `reschedule.rs` (`Reschedule`), `flows.rs`
+//! (`Flows`) and `dedup.rs` (`Deduplication`); the rest are the parts they share.
 
 mod admin;
 mod backfill;
@@ -23,9 +23,11 @@ mod complete;
 mod conn;
 mod control;
 mod dead;
+mod dedup;
 mod enqueue;
 mod enqueue_plain;
 mod error;
+mod flows;
 mod history;
 mod inspect;
 mod jobs;

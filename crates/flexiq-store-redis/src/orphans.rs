@@ -1,9 +1,9 @@
 //! `remove_orphans`: what no job owns any more, found by walking the namespace's keys.
 //!
 //! A job hash that no status index holds is invisible to every listing and claim; an index
-//! member or a per-job history key whose job is gone is dead weight. Every store path writes a
-//! job and its indexes in one script, so neither exists unless something outside the store
-//! wrote or deleted keys. The walk is a `SCAN` of the keys under the namespace's hash tag (all
+//! member, a per-job history key or a dedup record whose job is gone is dead weight. Every
+//! store path writes a job and its indexes in one script, so neither exists unless something
+//! outside the store wrote or deleted keys. The walk is a `SCAN` of the keys under the namespace's hash tag (all
 //! on the node serving its slot), a page at a time, and nothing it reads is trusted: each page
 //! goes to `admin.lua`, which checks every candidate again and removes it in the same step, so
 //! a job enqueued or removed meanwhile is never taken for an orphan. An index the scan finds
@@ -27,7 +27,7 @@ enum Role {
     /// `j:<id>`: a job hash.
     Job,
     /// A per-job history key (`err:`, `log:`, `part:`, `rp:`), kept while its job is live or
-    /// archived.
+    /// archived, and a dedup record (`dd:`), kept while the job it names is.
     History,
     /// `dep:<id>`: the dependents of a job, a history key whose members are checked too.
     Dependents,
@@ -44,7 +44,7 @@ impl Role {
         let nested = suffix.len() > head.len();
         match head {
             "j" if nested => Role::Job,
-            "err" | "log" | "part" | "rp" if nested => Role::History,
+            "err" | "log" | "part" | "rp" | "dd" if nested => Role::History,
             "dep" if nested => Role::Dependents,
             "ix" | "rd" | "dy" | "wfr" | "wfs" if nested => Role::Index,
             "hb" | "fin" | "uniq" | "errix" | "logix" if !nested => Role::Index,
@@ -137,6 +137,7 @@ mod tests {
         assert_eq!(Role::of("j:0190-a"), Role::Job);
         assert_eq!(Role::of("err:x"), Role::History);
         assert_eq!(Role::of("part:x"), Role::History);
+        assert_eq!(Role::of("dd:some key"), Role::History);
         assert_eq!(Role::of("dep:x"), Role::Dependents);
         for index in ["ix:s:0", "ix:sq:1:q", "rd:q", "dy:q", "hb", "fin", "uniq", "errix", "wfs:r", "wfr:r"] {
             assert_eq!(Role::of(index), Role::Index, "{index}");

@@ -1,14 +1,14 @@
 //! Job records as Redis hashes (short field names, payloads and results as raw bytes) and
 //! helpers to read replies.
 
-use flexiq_core::{Backoff, Error, Job, JobId, JobStatus, Result};
+use flexiq_core::{Backoff, EdgePolicy, Error, Job, JobId, JobStatus, Result};
 use fred::types::Value;
 
 use crate::error::shape;
 
 /// The fields the state machine needs, in the order [`STATE_FIELDS`] lists them.
-pub(crate) const STATE_FIELDS: [&str; 14] =
-    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs", "sc", "r"];
+pub(crate) const STATE_FIELDS: [&str; 15] =
+    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs", "sc", "r", "dp"];
 
 /// A job's state as read for a transition.
 #[derive(Debug, Clone)]
@@ -28,7 +28,8 @@ pub(crate) struct StateRow {
     pub(crate) version: String,
     pub(crate) queue: String,
     pub(crate) task: String,
-    pub(crate) depends_on: Vec<String>,
+    /// Its dependency edges: each dependency's id and the edge's policy ([`edges`]).
+    pub(crate) edges: Vec<(String, EdgePolicy)>,
     pub(crate) cancel_requested: bool,
 }
 
@@ -54,7 +55,7 @@ impl StateRow {
             version: text(&f[6]).unwrap_or_default(),
             queue: text(&f[7]).unwrap_or_default(),
             task: text(&f[8]).unwrap_or_default(),
-            depends_on: split_ids(text(&f[9]).as_deref()),
+            edges: edges(text(&f[9]).as_deref(), text(&f[14]).as_deref())?,
             cancel_requested: text(&f[10]).as_deref() == Some("1"),
             claim_seq: claim_seq(&f[11], attempt),
             stall_count: stall_count(&f[12]),
@@ -98,6 +99,38 @@ pub(crate) fn claim_seq(v: &Value, attempt: u32) -> u64 {
 /// before the field existed) has none and reads 0.
 pub(crate) fn stall_count(v: &Value) -> u32 {
     int(v).map_or(0, |c| u32::try_from(c.max(0)).unwrap_or(u32::MAX))
+}
+
+/// The edges stored in a job's `d` (dependency ids) and `dp` (their policy codes, aligned with
+/// `d`). A hash without `dp`, or one listing fewer codes than ids, reads
+/// [`EdgePolicy::CancelDependent`] for the rest: the meaning every edge had before edges
+/// carried policies.
+pub(crate) fn edges(d: Option<&str>, dp: Option<&str>) -> Result<Vec<(String, EdgePolicy)>> {
+    let mut codes = dp.unwrap_or_default().split(',').filter(|c| !c.is_empty());
+    split_ids(d)
+        .into_iter()
+        .map(|id| {
+            let policy = match codes.next() {
+                Some(c) => EdgePolicy::from_code(c.parse().map_err(|_| {
+                    Error::backend(format!("bad dependency policy code {c:?} on an edge to job {id}"))
+                })?)?,
+                None => EdgePolicy::CancelDependent,
+            };
+            Ok((id, policy))
+        })
+        .collect()
+}
+
+/// The `d` and `dp` values storing `edges` (`None` for an empty list; `dp` `None` when every
+/// edge is plain), as `prelude.lua`'s `edge_fields` writes them.
+pub(crate) fn edge_fields(edges: &[(String, EdgePolicy)]) -> (Option<String>, Option<String>) {
+    if edges.is_empty() {
+        return (None, None);
+    }
+    let d = edges.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(",");
+    let plain = edges.iter().all(|(_, p)| *p == EdgePolicy::CancelDependent);
+    let dp = (!plain).then(|| edges.iter().map(|(_, p)| p.code().to_string()).collect::<Vec<_>>().join(","));
+    (Some(d), dp)
 }
 
 fn split_ids(s: Option<&str>) -> Vec<String> {
@@ -247,6 +280,24 @@ mod tests {
         let list = &list[list.find('{').unwrap() + 1..list.find('}').unwrap()];
         let lua: Vec<&str> = list.split(',').map(|f| f.trim().trim_matches('\'')).collect();
         assert_eq!(lua, JOB_FIELDS);
+    }
+
+    #[test]
+    fn edges_without_policies_read_as_plain() {
+        let plain = edges(Some("a,b"), None).unwrap();
+        assert_eq!(
+            plain,
+            vec![("a".into(), EdgePolicy::CancelDependent), ("b".into(), EdgePolicy::CancelDependent)]
+        );
+        let mixed = edges(Some("a,b,c"), Some("3,1")).unwrap();
+        assert_eq!(mixed[0].1, EdgePolicy::IgnoreDependency);
+        assert_eq!(mixed[1].1, EdgePolicy::FailParent);
+        assert_eq!(mixed[2].1, EdgePolicy::CancelDependent, "a missing code reads 0");
+        assert_eq!(edge_fields(&mixed), (Some("a,b,c".into()), Some("3,1,0".into())));
+        assert_eq!(edge_fields(&plain), (Some("a,b".into()), None));
+        assert_eq!(edge_fields(&[]), (None, None));
+        assert!(edges(Some("a"), Some("9")).is_err());
+        assert!(edges(Some("a"), Some("x")).unwrap_err().to_string().contains("job a"));
     }
 
     #[test]

@@ -4,17 +4,33 @@
 //! status code or decides a rule core owns: `ST` names each status code (`ST.pending`, ...),
 //! `CLAIMABLE` and `TERMINAL` are the sets `JobStatus::is_claimable` and `is_terminal` describe,
 //! and `DEP` holds `DependencyClass::of` for each code (`'m'` met, `'o'` open, `'f'` failed), the
-//! verdict an enqueue applies to the dependency statuses it reads. The general scripts then carry
-//! `prelude.lua`'s shared helpers; `enqueue_plain.lua` runs with the header alone. The two
+//! verdict an enqueue applies to the dependency statuses it reads. For dependency edges it gives
+//! `EDGE`, the storage code of each `EdgePolicy`, `ON_FAIL`, what `EdgePolicy::on_child_failed`
+//! does for each code (`'c'` cancel the dependent, `'f'` fail it, `'r'` release it, `'s'` settle
+//! the edge, `'x'` remove it), and `SETTLED`, the `edge_settled` verdict per policy and status
+//! (`SETTLED[policy .. ':' .. status]`). The general scripts then carry `prelude.lua`'s shared
+//! helpers; `enqueue_plain.lua` runs with the header alone. The enqueue script and `small.lua`
+//! also carry `dedup.lua`, the dedup record helpers. The two
 //! scripts that claim (`claim.lua` and `workflow.lua`'s fair claim) also carry `take.lua`, the
 //! one claim step, so a job is claimed the same way by either; `admin.lua` carries it for the
 //! token-bucket refill its rate-limit wait reads, the arithmetic a claim applies.
 
+use flexiq_core::flow::{edge_settled, ChildFailure, EdgePolicy};
 use flexiq_core::start::DependencyClass;
 use flexiq_core::JobStatus;
 
 const PRELUDE: &str = include_str!("lua/prelude.lua");
 const TAKE: &str = include_str!("lua/take.lua");
+const DEDUP: &str = include_str!("lua/dedup.lua");
+
+/// Every edge policy, in code order.
+const POLICIES: [EdgePolicy; 5] = [
+    EdgePolicy::CancelDependent,
+    EdgePolicy::FailParent,
+    EdgePolicy::ContinueParent,
+    EdgePolicy::IgnoreDependency,
+    EdgePolicy::RemoveDependency,
+];
 
 /// One script: its source (header and prelude included) and SHA-1.
 #[derive(Debug)]
@@ -32,6 +48,11 @@ impl Script {
     /// A script with the generated header, the prelude and the claim step.
     fn claiming(header: &str, body: &str) -> Self {
         Script::from_src(format!("{header}{PRELUDE}\n{TAKE}\n{body}"))
+    }
+
+    /// A script with the generated header, the prelude and the dedup record helpers.
+    fn deduping(header: &str, body: &str) -> Self {
+        Script::from_src(format!("{header}{PRELUDE}\n{DEDUP}\n{body}"))
     }
 
     /// A script with the generated header only (it defines the rest it uses itself).
@@ -65,14 +86,14 @@ impl Scripts {
     pub(crate) fn new() -> Self {
         let h = status_header();
         Scripts {
-            enqueue: Script::new(&h, include_str!("lua/enqueue.lua")),
+            enqueue: Script::deduping(&h, include_str!("lua/enqueue.lua")),
             enqueue_plain: Script::bare(&h, include_str!("lua/enqueue_plain.lua")),
             claim: Script::claiming(&h, include_str!("lua/claim.lua")),
             commit: Script::new(&h, include_str!("lua/commit.lua")),
             complete: Script::new(&h, include_str!("lua/complete.lua")),
             archive: Script::new(&h, include_str!("lua/archive.lua")),
             retention: Script::new(&h, include_str!("lua/retention.lua")),
-            small: Script::new(&h, include_str!("lua/small.lua")),
+            small: Script::deduping(&h, include_str!("lua/small.lua")),
             workflow: Script::claiming(&h, include_str!("lua/workflow.lua")),
             admin: Script::claiming(&h, include_str!("lua/admin.lua")),
             reschedule: Script::new(&h, include_str!("lua/reschedule.lua")),
@@ -106,8 +127,43 @@ fn status_set(keep: fn(JobStatus) -> bool) -> String {
     format!("{{ {} }}", codes.join(", "))
 }
 
-/// The header every script starts with: status codes, the claimable and terminal sets and the
-/// dependency verdict per status code, all from `flexiq_core`.
+/// The letter `ON_FAIL` gives a child failure.
+pub(crate) fn failure_letter(f: ChildFailure) -> char {
+    match f {
+        ChildFailure::CancelParent => 'c',
+        ChildFailure::FailParent => 'f',
+        ChildFailure::ReleaseParent => 'r',
+        ChildFailure::SettleEdge => 's',
+        ChildFailure::RemoveEdge => 'x',
+    }
+}
+
+/// The header lines for dependency edges: `EDGE`, `ON_FAIL` and `SETTLED`.
+fn edge_header() -> String {
+    let names: Vec<String> = POLICIES.iter().map(|p| format!("{} = {}", p.as_str(), p.code())).collect();
+    let on_fail: Vec<String> = POLICIES
+        .iter()
+        .map(|p| format!("[{}] = '{}'", p.code(), failure_letter(p.on_child_failed())))
+        .collect();
+    let settled: Vec<String> = POLICIES
+        .iter()
+        .flat_map(|p| {
+            JobStatus::ALL
+                .into_iter()
+                .filter(|st| edge_settled(*p, *st))
+                .map(|st| format!("['{}:{}'] = true", p.code(), st.code()))
+        })
+        .collect();
+    format!(
+        "local EDGE = {{ {} }}\nlocal ON_FAIL = {{ {} }}\nlocal SETTLED = {{ {} }}\n",
+        names.join(", "),
+        on_fail.join(", "),
+        settled.join(", "),
+    )
+}
+
+/// The header every script starts with: status codes, the claimable and terminal sets, the
+/// dependency verdict per status code and the edge tables, all from `flexiq_core`.
 pub(crate) fn status_header() -> String {
     let names: Vec<String> =
         JobStatus::ALL.into_iter().map(|st| format!("{} = {}", st.as_str(), st.code())).collect();
@@ -116,15 +172,18 @@ pub(crate) fn status_header() -> String {
         .map(|st| format!("[{}] = '{}'", st.code(), DependencyClass::of(st).letter()))
         .collect();
     format!(
-        "-- Generated from flexiq_core::JobStatus and flexiq_core::start::DependencyClass.\n\
+        "-- Generated from flexiq_core::JobStatus, flexiq_core::start::DependencyClass and \
+         flexiq_core::flow.\n\
          local ST = {{ {} }}\n\
          local CLAIMABLE = {}\n\
          local TERMINAL = {}\n\
-         local DEP = {{ {} }}\n",
+         local DEP = {{ {} }}\n\
+         {}",
         names.join(", "),
         status_set(JobStatus::is_claimable),
         status_set(JobStatus::is_terminal),
         dep.join(", "),
+        edge_header(),
     )
 }
 
@@ -167,6 +226,36 @@ mod tests {
             assert_eq!(claimable.contains_key(&code), s.is_claimable(), "{s}");
             assert_eq!(terminal.contains_key(&code), s.is_terminal(), "{s}");
             assert_eq!(dep[&code], DependencyClass::of(s).letter().to_string(), "{s}");
+        }
+    }
+
+    #[test]
+    fn the_header_matches_edge_policies() {
+        let h = status_header();
+        let edge = table(&h, "EDGE");
+        let on_fail = table(&h, "ON_FAIL");
+        let settled = table(&h, "SETTLED");
+        assert_eq!(edge.len(), POLICIES.len());
+        for p in POLICIES {
+            assert_eq!(EdgePolicy::from_code(p.code()).unwrap(), p);
+            assert_eq!(edge[p.as_str()], p.code().to_string(), "{p}");
+            assert_eq!(
+                on_fail[&p.code().to_string()],
+                failure_letter(p.on_child_failed()).to_string(),
+                "{p}"
+            );
+            for st in JobStatus::ALL {
+                let key = format!("'{}:{}'", p.code(), st.code());
+                assert_eq!(settled.contains_key(&key), edge_settled(p, st), "{p} {st}");
+            }
+        }
+        let letters: std::collections::BTreeSet<String> = on_fail.values().cloned().collect();
+        assert_eq!(letters.len(), POLICIES.len(), "one letter per failure");
+        for body in [PRELUDE, include_str!("lua/admin.lua"), include_str!("lua/enqueue.lua")] {
+            assert!(
+                !body.contains("local EDGE =") && !body.contains("local SETTLED ="),
+                "one generated table"
+            );
         }
     }
 

@@ -5,13 +5,19 @@
 //! rows to append. `commit.lua` applies it only if every version still matches, deriving all
 //! index changes from the old and new fields; on a mismatch [`transact`] re-reads and decides
 //! again. So there is one state machine, and no client-side race can commit a stale decision.
+//!
+//! A job failing for good walks the jobs depending on it, each edge applying its policy
+//! (`EdgePolicy::on_child_failed`): the dependent is cancelled or failed (and walked in turn),
+//! released, or the edge settles (or is cut) and the dependent is released once every edge it
+//! has left is settled (`flow::edge_settled`), the rule a completion's release follows too.
 
 use std::collections::{HashMap, HashSet};
 
+use flexiq_core::flow::{edge_settled, ChildFailure};
 use flexiq_core::history::{DeadJob, JobError};
 use flexiq_core::id::new_row_id;
 use flexiq_core::stats::MetricRow;
-use flexiq_core::{transition, Error, Event, JobStatus, Next, Result};
+use flexiq_core::{transition, EdgePolicy, Error, Event, JobStatus, Next, Result};
 use fred::types::Value;
 
 use crate::conn::{n, s};
@@ -32,9 +38,21 @@ struct Op {
 }
 
 enum Work {
-    Cancel(String),
+    /// The job failed for good with this last error (`None`: the stored one stands).
+    Failed {
+        id: String,
+        error: Option<String>,
+    },
     Release(String),
-    DeadLetter { id: String, attempt: u32, error: Option<String>, queue: String, task: String },
+    /// A waiting job whose edges this plan cut: released once every edge left is settled.
+    Recheck(StateRow),
+    DeadLetter {
+        id: String,
+        attempt: u32,
+        error: Option<String>,
+        queue: String,
+        task: String,
+    },
 }
 
 /// The writes one operation will commit.
@@ -44,11 +62,23 @@ pub(crate) struct Plan {
     raw: Vec<Vec<Value>>,
     planned: HashMap<String, JobStatus>,
     work: Vec<Work>,
+    /// Jobs this plan moves through the state machine (each at most once).
+    moved: HashSet<String>,
+    /// Edge lists this plan rewrote, by job.
+    edges: HashMap<String, Vec<(String, EdgePolicy)>>,
 }
 
 impl Plan {
     fn new(now: i64) -> Self {
-        Plan { now, ops: Vec::new(), raw: Vec::new(), planned: HashMap::new(), work: Vec::new() }
+        Plan {
+            now,
+            ops: Vec::new(),
+            raw: Vec::new(),
+            planned: HashMap::new(),
+            work: Vec::new(),
+            moved: HashSet::new(),
+            edges: HashMap::new(),
+        }
     }
 
     /// Whether the job already has a write in this plan.
@@ -64,6 +94,44 @@ impl Plan {
 
     fn guard(&mut self, id: &str, version: String) {
         self.ops.push(Op { guard: true, id: id.to_string(), version, set: vec![], del: vec![] });
+    }
+
+    /// Commits nothing unless `row` is still at the version it was read at.
+    pub(crate) fn guard_row(&mut self, row: &StateRow) {
+        self.guard(&row.id, row.version.clone());
+    }
+
+    /// The edges of `row` as this plan leaves them.
+    fn edges_of(&self, row: &StateRow) -> Vec<(String, EdgePolicy)> {
+        self.edges.get(&row.id).cloned().unwrap_or_else(|| row.edges.clone())
+    }
+
+    /// Cuts the edges from `row` to `deps`: its edge fields are rewritten and it leaves their
+    /// sets of dependents.
+    pub(crate) fn cut_edges(&mut self, ctx: &Ctx, row: &StateRow, deps: &[&str]) {
+        let left: Vec<(String, EdgePolicy)> =
+            self.edges_of(row).into_iter().filter(|(d, _)| !deps.contains(&d.as_str())).collect();
+        let (d, dp) = row::edge_fields(&left);
+        let (mut set, mut del) = (Vec::new(), Vec::new());
+        match d {
+            Some(d) => set.push(("d", s(d))),
+            None => del.push("d"),
+        }
+        match dp {
+            Some(dp) => set.push(("dp", s(dp))),
+            None => del.push("dp"),
+        }
+        self.write(row, set, del);
+        for d in deps {
+            self.raw(vec![s("SREM"), s(ctx.keys.k(&format!("dep:{d}"))), s(row.id.clone())]);
+        }
+        self.edges.insert(row.id.clone(), left);
+    }
+
+    /// Releases `row` when it is waiting and, once this plan is committed, every edge it has
+    /// is settled.
+    pub(crate) fn recheck(&mut self, row: StateRow) {
+        self.work.push(Work::Recheck(row));
     }
 
     /// Appends a raw command run after the job writes.
@@ -109,6 +177,7 @@ impl Plan {
         }
         self.write(row, set, del);
         self.planned.insert(row.id.clone(), next.status);
+        self.moved.insert(row.id.clone());
         if let Some(error) = &next.error_record {
             let rec = JobError {
                 id: new_row_id(),
@@ -144,15 +213,15 @@ impl Plan {
             });
         }
         if next.cancel_dependents {
-            self.work.push(Work::Cancel(row.id.clone()));
+            self.work.push(Work::Failed { id: row.id.clone(), error: next.last_error.clone() });
         }
         if next.release_dependents {
             self.work.push(Work::Release(row.id.clone()));
         }
     }
 
-    /// Follows cascades (dependents cancelled or released) and builds dead-letter rows,
-    /// reading what they need.
+    /// Follows cascades (dependents of failed jobs by their edges' policies, dependents of
+    /// completed ones released) and builds dead-letter rows, reading what they need.
     async fn expand(&mut self, ctx: &Ctx) -> Result<()> {
         let mut guarded: HashSet<String> = HashSet::new();
         while let Some(w) = self.work.pop() {
@@ -189,43 +258,92 @@ impl Plan {
                     self.raw(vec![s("ZADD"), s(ctx.keys.k("dlix")), n(0), s(m.clone())]);
                     self.raw(vec![s("ZADD"), s(ctx.keys.k(&format!("dlt:{task}"))), n(0), s(m)]);
                 }
-                Work::Cancel(id) => {
-                    for row in dependents(ctx, &id).await?.into_iter().flatten() {
-                        if self.touches(&row.id) {
-                            continue;
-                        }
-                        let ev = Event::DependencyFailed { dependency: id.clone() };
-                        if let Ok(next) = transition(&row.state(), &ev, self.now) {
-                            self.apply(ctx, &row, &next, vec![]);
-                        }
-                    }
-                }
+                Work::Failed { id, error } => self.on_failed(ctx, &id, error, &mut guarded).await?,
                 Work::Release(id) => {
                     for row in dependents(ctx, &id).await?.into_iter().flatten() {
-                        if self.touches(&row.id) || row.status != JobStatus::Waiting {
-                            continue;
-                        }
-                        if self.deps_met(ctx, &row, &mut guarded).await? {
-                            if let Ok(next) = transition(&row.state(), &Event::DependenciesMet, self.now) {
-                                self.apply(ctx, &row, &next, vec![]);
-                            }
-                        }
+                        self.release_if_settled(ctx, &row, &mut guarded).await?;
                     }
+                }
+                Work::Recheck(row) => self.release_if_settled(ctx, &row, &mut guarded).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `event` to `row` unless the state machine refuses it.
+    fn fire(&mut self, ctx: &Ctx, row: &StateRow, event: &Event) {
+        if let Ok(next) = transition(&row.state(), event, self.now) {
+            self.apply(ctx, row, &next, vec![]);
+        }
+    }
+
+    /// Releases `row` if it is waiting, not moved yet, and every edge it has is settled.
+    async fn release_if_settled(
+        &mut self,
+        ctx: &Ctx,
+        row: &StateRow,
+        guarded: &mut HashSet<String>,
+    ) -> Result<()> {
+        if self.moved.contains(&row.id) || row.status != JobStatus::Waiting {
+            return Ok(());
+        }
+        if self.deps_met(ctx, row, guarded).await? {
+            self.fire(ctx, row, &Event::DependenciesMet);
+        }
+        Ok(())
+    }
+
+    /// What job `id` failing for good (last error `error`, or the stored one) does to each job
+    /// depending on it, by the policy of that job's edge to it.
+    async fn on_failed(
+        &mut self,
+        ctx: &Ctx,
+        id: &str,
+        error: Option<String>,
+        guarded: &mut HashSet<String>,
+    ) -> Result<()> {
+        let mut child_error = error.clone();
+        let mut error_read = error.is_some();
+        for row in dependents(ctx, id).await?.into_iter().flatten() {
+            if self.moved.contains(&row.id) {
+                continue;
+            }
+            let Some(policy) = self.edges_of(&row).iter().find(|(d, _)| d == id).map(|(_, p)| *p) else {
+                continue;
+            };
+            match policy.on_child_failed() {
+                ChildFailure::CancelParent => {
+                    self.fire(ctx, &row, &Event::DependencyFailed { dependency: id.to_string() })
+                }
+                ChildFailure::FailParent => {
+                    if !error_read {
+                        child_error = last_error(ctx, id).await?;
+                        error_read = true;
+                    }
+                    let event = Event::ChildFailed { child: id.to_string(), error: child_error.clone() };
+                    self.fire(ctx, &row, &event);
+                }
+                ChildFailure::ReleaseParent => self.fire(ctx, &row, &Event::DependenciesMet),
+                ChildFailure::SettleEdge => self.release_if_settled(ctx, &row, guarded).await?,
+                ChildFailure::RemoveEdge => {
+                    self.cut_edges(ctx, &row, &[id]);
+                    self.release_if_settled(ctx, &row, guarded).await?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Whether every dependency of `row` has completed (counting this plan's writes). Jobs
-    /// read in a non-final status are guarded, so a concurrent completion re-decides.
+    /// Whether every edge of `row` is settled (`flow::edge_settled`, counting this plan's
+    /// writes; a dependency gone from the store counts as never having been one). Jobs read
+    /// unsettled are guarded, so a concurrent change re-decides.
     async fn deps_met(&mut self, ctx: &Ctx, row: &StateRow, guarded: &mut HashSet<String>) -> Result<bool> {
         let mut met = true;
         let mut unknown = Vec::new();
-        for d in &row.depends_on {
-            match self.planned.get(d) {
-                Some(st) => met &= *st == JobStatus::Completed,
-                None => unknown.push(d.clone()),
+        for (d, policy) in self.edges_of(row) {
+            match self.planned.get(&d) {
+                Some(st) => met &= edge_settled(policy, *st),
+                None => unknown.push((d, policy)),
             }
         }
         if unknown.is_empty() {
@@ -233,7 +351,7 @@ impl Plan {
         }
         let cmds = unknown
             .iter()
-            .flat_map(|d| {
+            .flat_map(|(d, _)| {
                 [
                     ("HMGET", vec![s(ctx.keys.job(d)), s("st"), s("v")]),
                     ("HGET", vec![s(ctx.keys.archived(d)), s("st")]),
@@ -241,17 +359,17 @@ impl Plan {
             })
             .collect();
         let replies = ctx.conn.pipeline(cmds).await?;
-        for (d, pair) in unknown.iter().zip(replies.chunks(2)) {
+        for ((d, policy), pair) in unknown.iter().zip(replies.chunks(2)) {
             let live = pair[0].clone().into_array();
             let (st, version) = match live.first().and_then(row::text) {
                 Some(st) => (Some(st), live.get(1).and_then(row::text)),
                 None => (row::text(&pair[1]), None),
             };
-            let completed = match st {
-                Some(st) => row::status(&st)? == JobStatus::Completed,
+            let settled = match st {
+                Some(st) => edge_settled(*policy, row::status(&st)?),
                 None => true,
             };
-            if !completed {
+            if !settled {
                 met = false;
                 if let Some(v) = version {
                     if guarded.insert(d.clone()) {
@@ -305,7 +423,15 @@ pub(crate) async fn read_states(ctx: &Ctx, ids: &[String]) -> Result<Vec<Option<
     ids.iter().zip(replies).map(|(id, v)| StateRow::parse(id, v)).collect()
 }
 
-async fn dependents(ctx: &Ctx, id: &str) -> Result<Vec<Option<StateRow>>> {
+/// The last error of job `id`, live or archived.
+async fn last_error(ctx: &Ctx, id: &str) -> Result<Option<String>> {
+    let cmds =
+        vec![("HGET", vec![s(ctx.keys.job(id)), s("e")]), ("HGET", vec![s(ctx.keys.archived(id)), s("e")])];
+    Ok(ctx.conn.pipeline(cmds).await?.iter().find_map(row::text))
+}
+
+/// The jobs depending on `id`, read for a transition.
+pub(crate) async fn dependents(ctx: &Ctx, id: &str) -> Result<Vec<Option<StateRow>>> {
     let ids = row::strings(ctx.conn.cmd("SMEMBERS", vec![s(ctx.keys.k(&format!("dep:{id}")))]).await?);
     if ids.is_empty() {
         return Ok(Vec::new());

@@ -5,12 +5,13 @@
 --
 -- A removed job goes through the prelude's `drop_job` together with its dead-letter entry and
 -- metric rows; then its dependents outside the removal settle: each drops its edges to the
--- removed jobs, and a waiting one starts as `flexiq_core::start::starting` folds the generated
--- `DEP` verdicts of the dependencies it has left, as an enqueue does. All met, or none left: pending
--- (`Event::DependenciesMet`). A failed one (the first in order): cancelled naming it
--- (`Event::DependencyFailed`, whose cancellation reaches that job's own unstarted dependents,
--- as a plan's cascade does). Else it keeps waiting. A dependency gone from both the live and
--- the archived hashes counts as never having been one.
+-- removed jobs, and a waiting one stands as the prelude's `standing` folds the edges it has
+-- left, as an enqueue does. Every edge settled, or none left: pending
+-- (`Event::DependenciesMet`). A failed dependency whose edge ends the job (the first in order):
+-- cancelled or failed naming it (`Event::DependencyFailed` / `Event::ChildFailed`), and that
+-- job's own dependents then apply their edges' policies, as a plan's cascade does
+-- (`fail_chain`). Else it keeps waiting. A dependency gone from both the live and the archived
+-- hashes counts as never having been one.
 local op = ARGV[1]
 local PENDING = tostring(ST.pending)
 -- Index writes are flushed every this many removed jobs, so a large removal keeps its
@@ -18,7 +19,7 @@ local PENDING = tostring(ST.pending)
 local FLUSH_EVERY = 1000
 -- Members read per step of a walk over a large index.
 local PAGE = 500
--- The statuses `Event::DependencyFailed` cancels.
+-- The statuses `Event::DependencyFailed` cancels and `Event::ChildFailed` fails.
 local UNSTARTED = { [ST.pending] = true, [ST.waiting] = true, [ST.suspended] = true }
 
 local function bump(v) return string.format('%d', (tonumber(v) or 0) + 1) end
@@ -73,73 +74,120 @@ local function was_claimed(key)
   return (tonumber(v[1] or v[2]) or 0) > 0
 end
 
--- Cancels each `{ job, dependency }` of `work` that is unstarted, as `Event::DependencyFailed`
--- writes it (cancelled, finished now, the dependency named in its error), and then its own
--- dependents in turn.
-local function cancel_chain(work, now)
-  local at = string.format('%d', now)
+-- Releases waiting job `x`, read as `o`, as `Event::DependenciesMet` writes it (pending).
+local function release(x, o, now)
+  redis.call('HSET', B .. ':j:' .. x, 'st', PENDING, 'v', bump(o.v))
+  local n = copy(o)
+  n.st = ST.pending
+  reindex(x, o, n, now)
+end
+
+-- Ends unstarted job `x`, read as `o`, for its dependency `dep` as failure `act` says ('c'
+-- `Event::DependencyFailed`, 'f' `Event::ChildFailed`): the status, finish time and error the
+-- state machine writes.
+local function end_for(x, o, act, dep, now)
+  local st = failure_status(act)
+  local err = act == 'f' and error_of(dep) or nil
+  redis.call('HSET', B .. ':j:' .. x, 'st', string.format('%d', st), 'f', string.format('%d', now),
+    'e', failure_error(act, dep, err), 'v', bump(o.v))
+  local n = copy(o)
+  n.st, n.f = st, now
+  reindex(x, o, n, now)
+end
+
+-- Whether every edge of `es` is `SETTLED` (a dependency gone from the store counts as never
+-- having been one).
+local function all_settled(es)
+  for _, e in ipairs(es) do
+    local st = status_of(e[1])
+    if st and not SETTLED[e[2] .. ':' .. st] then return false end
+  end
+  return true
+end
+
+-- Takes job `x` out of the dependents of each edge of `before` missing from `after`.
+local function unlink(x, before, after)
+  local kept = {}
+  for _, e in ipairs(after) do kept[e[1]] = true end
+  for _, e in ipairs(before) do
+    if not kept[e[1]] then redis.call('SREM', B .. ':dep:' .. e[1], x) end
+  end
+end
+
+-- Walks what each job of `work` failing for good does to the jobs depending on it, as a plan
+-- applies `EdgePolicy::on_child_failed` (`ON_FAIL`) per edge: an unstarted dependent is
+-- cancelled ('c') or failed ('f') and walked in turn; a waiting one is released at once ('r'),
+-- or once every edge it has is settled ('s'; 'x' after dropping the edge).
+local function fail_chain(work, now)
   local k = 1
   while k <= #work do
-    local id, dep = work[k][1], work[k][2]
+    local id = work[k]
     k = k + 1
-    local o = load(id)
-    if o and UNSTARTED[o.st] then
-      redis.call('HSET', B .. ':j:' .. id, 'st', tostring(ST.cancelled), 'f', at,
-        'e', 'dependency ' .. dep .. ' did not complete', 'v', bump(o.v))
-      local n = copy(o)
-      n.st, n.f = ST.cancelled, now
-      reindex(id, o, n, now)
-      for _, x in ipairs(redis.call('SMEMBERS', B .. ':dep:' .. id)) do work[#work + 1] = { x, id } end
+    for _, x in ipairs(redis.call('SMEMBERS', B .. ':dep:' .. id)) do
+      local o = load(x)
+      if o then
+        local key = B .. ':j:' .. x
+        local es = edges(key)
+        local act
+        for _, e in ipairs(es) do
+          if e[1] == id then act = ON_FAIL[e[2]] end
+        end
+        if act == 'c' or act == 'f' then
+          if UNSTARTED[o.st] then
+            end_for(x, o, act, id, now)
+            work[#work + 1] = x
+          end
+        elseif act == 'r' then
+          if o.st == ST.waiting then release(x, o, now) end
+        elseif act == 's' or act == 'x' then
+          if act == 'x' then
+            local left = {}
+            for _, e in ipairs(es) do
+              if e[1] ~= id then left[#left + 1] = e end
+            end
+            o.v = bump(o.v)
+            write_edges(key, left, { 'v', o.v })
+            unlink(x, es, left)
+            es = left
+          end
+          if o.st == ST.waiting and all_settled(es) then release(x, o, now) end
+        end
+      end
     end
   end
 end
 
 -- Settles jobs `xs`, dependents of the removed jobs `gone` (a set), as the header describes.
 local function settle(xs, gone, now)
-  local failed = {}
+  local ended = {}
   for _, x in ipairs(xs) do
     local o = load(x)
     if o then
       local key = B .. ':j:' .. x
       local keep = {}
-      for dep in string.gmatch(redis.call('HGET', key, 'd') or '', '[^,]+') do
-        if not gone[dep] then keep[#keep + 1] = dep end
+      for _, e in ipairs(edges(key)) do
+        if not gone[e[1]] then keep[#keep + 1] = e end
       end
-      local set = { 'v', bump(o.v) }
-      if #keep > 0 then
-        set[#set + 1] = 'd'
-        set[#set + 1] = table.concat(keep, ',')
-      else
-        redis.call('HDEL', key, 'd')
-      end
-      local bad, open = nil, false
+      local act, dep
       if o.st == ST.waiting then
-        for _, dep in ipairs(keep) do
-          local st = redis.call('HGET', B .. ':j:' .. dep, 'st') or redis.call('HGET', B .. ':a:' .. dep, 'st')
-          local class = st and DEP[tonumber(st)]
-          if class == 'f' then
-            bad = dep
-            break
-          elseif class == 'o' then
-            open = true
-          end
-        end
-        if not bad and not open then
-          set[#set + 1] = 'st'
-          set[#set + 1] = PENDING
+        local left
+        act, dep, left = standing(keep, status_of)
+        if act == 'p' or act == 'w' then
+          unlink(x, keep, left)
+          keep = left
         end
       end
-      redis.call('HSET', key, unpack(set))
-      if o.st == ST.waiting and not bad and not open then
-        local n = copy(o)
-        n.st = ST.pending
-        reindex(x, o, n, now)
-      elseif bad then
-        failed[#failed + 1] = { x, bad }
+      o.v = bump(o.v)
+      write_edges(key, keep, { 'v', o.v })
+      if act == 'p' then
+        release(x, o, now)
+      elseif act == 'c' or act == 'f' then
+        end_for(x, o, act, dep, now)
+        ended[#ended + 1] = x
       end
     end
   end
-  cancel_chain(failed, now)
+  fail_chain(ended, now)
 end
 
 -- Removes the live jobs `ids` with everything kept about them and settles their dependents;
@@ -172,16 +220,18 @@ local function remove_jobs(ids, now)
 end
 
 -- Deletes archived job `id` (listed in `B:aix` as member `m`) with its dead-letter entry,
--- history and edges, settling the jobs that named it as a dependency.
+-- history, edges and the dedup record it holds, settling the jobs that named it as a
+-- dependency.
 local function drop_archived(id, m, now)
   local a = B .. ':a:' .. id
-  local f = redis.call('HMGET', a, 'st', 't', 'f', 'd', 'c')
+  local f = redis.call('HMGET', a, 'st', 't', 'f', 'd', 'c', 'dk')
   if tonumber(f[1]) == ST.dead then drop_dead_of(id, f[2], tonumber(f[3])) end
   drop_metrics(id, tonumber(f[5]), tonumber(f[3]), was_claimed(a))
   for dep in string.gmatch(f[4] or '', '[^,]+') do
     redis.call('SREM', B .. ':dep:' .. dep, id)
   end
   local freed = redis.call('SMEMBERS', B .. ':dep:' .. id)
+  dd_release(f[6], id)
   redis.call('DEL', a, B .. ':part:' .. id, B .. ':err:' .. id, B .. ':log:' .. id,
     B .. ':dep:' .. id, B .. ':rp:' .. id)
   redis.call('ZREM', B .. ':aix', m)
@@ -426,13 +476,15 @@ elseif op == 'orphan_jobs' then
   flush()
   return n
 elseif op == 'orphan_keys' then
-  -- ARGV: op, key suffix ... (`err:<id>`, `log:<id>`, `part:<id>`, `rp:<id>`, `dep:<id>`).
-  -- Deletes each per-job history key whose job is neither live nor archived. Returns how many.
-  local SIDE = { err = true, log = true, part = true, rp = true, dep = true }
+  -- ARGV: op, key suffix ... (`err:<id>`, `log:<id>`, `part:<id>`, `rp:<id>`, `dep:<id>`,
+  -- and `dd:<key>`, a dedup record, whose job is the holder it names). Deletes each per-job key
+  -- whose job is neither live nor archived. Returns how many.
+  local SIDE = { err = true, log = true, part = true, rp = true, dep = true, dd = true }
   local n = 0
   for k = 2, #ARGV do
     local kind, id = string.match(ARGV[k], '^(%a+):(.+)$')
-    if kind and SIDE[kind] and redis.call('EXISTS', B .. ':j:' .. id, B .. ':a:' .. id) == 0
+    if kind == 'dd' then id = redis.call('HGET', B .. ':' .. ARGV[k], 'jid') or nil end
+    if kind and id and SIDE[kind] and redis.call('EXISTS', B .. ':j:' .. id, B .. ':a:' .. id) == 0
       and redis.call('DEL', B .. ':' .. ARGV[k]) == 1 then
       n = n + 1
       if kind == 'err' then redis.call('ZREM', B .. ':errix', id) end

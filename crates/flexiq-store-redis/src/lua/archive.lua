@@ -1,7 +1,8 @@
 -- Moves terminal jobs finished before a cutoff out of the live structures ('archive': the
 -- job hash is renamed into the archive and indexed by finish time for listings and by
--- archive time for retention) or deletes completed ones ('purge_completed'). Either way the
--- job leaves its workflow run's index, freeing its (run, stage) pair.
+-- archive time for retention) or deletes completed ones ('purge_completed', which frees the
+-- dedup key a deleted job holds). Either way the job leaves its workflow run's index, freeing
+-- its (run, stage) pair.
 -- ARGV: cutoff, limit, now, mode. Returns how many jobs it moved or deleted.
 local cutoff = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -24,7 +25,7 @@ while n < limit do
       redis.call('ZREM', B .. ':ix:t:' .. o.t, m)
       redis.call('HINCRBY', B .. ':cnt:' .. o.q, o.st, -1)
       redis.call('ZREM', B .. ':fin', id)
-      local wf = redis.call('HMGET', B .. ':j:' .. id, 'wr', 'ws')
+      local wf = redis.call('HMGET', B .. ':j:' .. id, 'wr', 'ws', 'dk')
       run_drop(id, wf[1], wf[2])
       if mode == 'archive' then
         local a = B .. ':a:' .. id
@@ -33,6 +34,7 @@ while n < limit do
         redis.call('ZADD', B .. ':aix', 0, pad(o.f or now) .. '|' .. id)
         redis.call('ZADD', B .. ':aat', now, id)
       else
+        dd_release(wf[3], id)
         redis.call('DEL', B .. ':j:' .. id, B .. ':part:' .. id)
       end
       n = n + 1

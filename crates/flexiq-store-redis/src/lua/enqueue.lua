@@ -1,34 +1,61 @@
--- Inserts a batch of jobs atomically: revoked tasks, unique keys, (workflow run, stage) pairs,
--- dependencies and the admission cap are all checked before anything is written. A pair that
--- already has a job, live or earlier in the batch, refuses the batch with `FLEXIQ_CONFLICT`
--- naming the run, the stage and that job (replacing it is `workflow.lua`'s upsert). A revoked task refuses the whole
--- batch with `FLEXIQ_REVOKED <task>` (`error.rs` makes it `TaskRevoked`).
--- Where a job with dependencies starts is decided in Rust (`flexiq_core::start`): the script
--- reads the dependencies' statuses, atomically with the insert, and applies `DEP`, Rust's verdict
--- per status code, as `starting` folds it. A failed dependency ('f'; the first in order is
--- named): the job is inserted waiting and cancelled at once, as `Event::DependencyFailed` cancels
--- a waiting job. Else an open one ('o'): it waits. Else it is pending.
+-- Inserts a batch of jobs atomically: revoked tasks, unique keys, dedup keys, (workflow run,
+-- stage) pairs, dependencies and the admission cap are all checked before anything is written.
+-- A pair that already has a job, live or earlier in the batch, refuses the batch with
+-- `FLEXIQ_CONFLICT` naming the run, the stage and that job (replacing it is `workflow.lua`'s
+-- upsert). A revoked task refuses the whole batch with `FLEXIQ_REVOKED <task>` (`error.rs`
+-- makes it `TaskRevoked`).
+-- Where a job with dependencies starts is the prelude's `standing` over its edges, with the
+-- dependencies' statuses read atomically with the insert and folded through the generated
+-- verdicts (`DEP`, `ON_FAIL`, `SETTLED`): a failed dependency whose edge ends the job (the
+-- first in order is named) has it inserted cancelled (`Event::DependencyFailed`) or failed
+-- (`Event::ChildFailed`) at once, as the state machine writes a waiting job given that event;
+-- else an open edge keeps it waiting; else it is pending.
+-- A job with a dedup key is decided against the key's record (`dedup.lua`) and its holder's
+-- status, jobs in batch order, so a later job sees the record an earlier one left: the plan
+-- letter Rust sent for that state says insert (the job takes the key), insert behind the
+-- running holder (one more edge, on the holder, `EDGE.ignore_dependency`), or ignore (the
+-- holder's id is returned, not created), maybe moving the record's expiry and giving the
+-- not-yet-started holder this job's payload, priority, run_at, retries, backoff, timeout and
+-- metadata (the last such job of the batch wins).
 -- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
--- d (comma-separated dependency ids), g, wr, ws, wv).
+-- d (comma-separated dependency ids), dp (their policy codes), g, wr, ws, wv), then the dedup
+-- key ('' for none) and, after a key, the job's plan table (`dedup::plan_table`) and the
+-- expiry it gives the key ('' for none).
 local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[2])
 local dead_id = ARGV[3]
 local njobs = tonumber(ARGV[6])
 local jobs = {}
 local i = 7
+-- Fields kept by name rather than written as given: the edges (written as decided) and the
+-- options a replacing duplicate may bring.
+local NAMED = { d = true, dp = true, to = true, m = true }
 for _ = 1, njobs do
-  local j = { id = ARGV[i], q = ARGV[i + 1], t = ARGV[i + 2], p = ARGV[i + 3], pr = tonumber(ARGV[i + 4]),
-    r = tonumber(ARGV[i + 5]), mr = ARGV[i + 6], bb = ARGV[i + 7], bm = ARGV[i + 8], at = i }
+  local j = { id = ARGV[i], q = ARGV[i + 1], t = ARGV[i + 2], p = ARGV[i + 3], prs = ARGV[i + 4],
+    pr = tonumber(ARGV[i + 4]), rs = ARGV[i + 5], r = tonumber(ARGV[i + 5]), mr = ARGV[i + 6],
+    bb = ARGV[i + 7], bm = ARGV[i + 8], extra = {} }
   local nextra = tonumber(ARGV[i + 9])
-  j.extra_at = i + 10
-  j.nextra = nextra
   for k = 0, nextra - 1 do
-    local name = ARGV[i + 10 + 2 * k]
-    if name == 'u' or name == 'd' or name == 'wr' or name == 'ws' then j[name] = ARGV[i + 11 + 2 * k] end
+    local name, value = ARGV[i + 10 + 2 * k], ARGV[i + 11 + 2 * k]
+    if NAMED[name] then
+      j[name] = value
+    else
+      j.extra[#j.extra + 1] = name
+      j.extra[#j.extra + 1] = value
+      if name == 'u' or name == 'wr' or name == 'ws' then j[name] = value end
+    end
   end
   i = i + 10 + 2 * nextra
+  j.es = edge_list(j.d, j.dp)
+  if ARGV[i] ~= '' then
+    j.dk, j.dtbl = ARGV[i], ARGV[i + 1]
+    if ARGV[i + 2] ~= '' then j.dexp = tonumber(ARGV[i + 2]) end
+    i = i + 3
+  else
+    i = i + 1
+  end
   jobs[#jobs + 1] = j
 end
 
@@ -44,8 +71,45 @@ local batch = {}      -- id -> job of this batch that will be created
 local uniq = {}       -- unique key -> id decided in this batch
 local adds = {}       -- queue -> new pending jobs
 local pairs_seen = {} -- run .. NUL .. stage -> id of this batch's job for that pair
+local recs = {}       -- dedup key -> its record as the batch leaves it (false: none)
+local rec_order, rec_seen = {}, {} -- dedup keys whose record the batch writes, in order
+local repl, repl_order = {}, {} -- holder id -> the job whose payload and options it takes
+local function rec_dirty(key)
+  if not rec_seen[key] then
+    rec_seen[key] = true
+    rec_order[#rec_order + 1] = key
+  end
+end
 for _, j in ipairs(jobs) do
-  if j.u then
+  if j.dk then
+    local rec = recs[j.dk]
+    if rec == nil then
+      rec = dd_read(j.dk) or false
+      recs[j.dk] = rec
+    end
+    local st, exp = nil, nil
+    if rec then
+      exp = rec.exp
+      local held = batch[rec.jid]
+      if held then st = held.st else st = rec.st end
+    end
+    local plan = dd_plan(j.dtbl, st, exp, now)
+    if plan == 'i' or plan == 'b' then
+      j.take = true
+      if plan == 'b' then j.es[#j.es + 1] = { rec.jid, EDGE.ignore_dependency } end
+    else
+      j.dup = rec.jid
+      if plan == 'e' or plan == 'x' then
+        rec.exp = j.dexp
+        rec_dirty(j.dk)
+      end
+      if plan == 'r' or plan == 'x' then
+        if not repl[rec.jid] then repl_order[#repl_order + 1] = rec.jid end
+        repl[rec.jid] = j
+      end
+    end
+  end
+  if not j.dup and j.u then
     local existing = uniq[j.u]
     if not existing then
       local held = redis.call('HGET', B .. ':uniq', j.u)
@@ -74,37 +138,38 @@ for _, j in ipairs(jobs) do
   end
   if not j.dup then
     j.st = ST.pending
-    if j.d and j.d ~= '' then
-      local open, failed = false, nil
-      for dep in string.gmatch(j.d, '[^,]+') do
+    if #j.es > 0 then
+      local sts = {}
+      for _, e in ipairs(j.es) do
+        local dep = e[1]
         local dst
-        if batch[dep] then
-          dst = batch[dep].st
-        else
-          dst = tonumber(redis.call('HGET', B .. ':j:' .. dep, 'st'))
-          if not dst then dst = tonumber(redis.call('HGET', B .. ':a:' .. dep, 'st')) end
-        end
+        if batch[dep] then dst = batch[dep].st else dst = status_of(dep) end
         if not dst then
           return redis.error_reply('FLEXIQ_INVALID dependency ' .. dep .. ' of job ' .. j.id .. ' not found')
         end
-        local class = DEP[dst]
-        if class == 'f' then
-          failed = failed or dep
-        elseif class == 'o' then
-          open = true
-        end
+        sts[dep] = dst
       end
-      if failed or open then j.st = ST.waiting end
-      if failed then
-        -- `Event::DependencyFailed` on the waiting job: cancelled, finished now, the dependency
-        -- named in its error (the fields below); its status is what later jobs of the batch
-        -- depending on it read.
-        j.st = ST.cancelled
-        j.fail = failed
+      local act, dep, left = standing(j.es, function(d) return sts[d] end)
+      j.es = left
+      if act == 'w' then
+        j.st = ST.waiting
+      elseif act == 'c' or act == 'f' then
+        -- The event on the waiting job it stands for: cancelled or failed, finished now, the
+        -- dependency named in its error (written below); its status and error are what later
+        -- jobs of the batch depending on it read.
+        j.st = failure_status(act)
+        j.fail = dep
+        local err = batch[dep] and batch[dep].err
+        if act == 'f' and not batch[dep] then err = error_of(dep) end
+        j.err = failure_error(act, dep, err)
       end
     end
     if j.st == ST.pending then adds[j.q] = (adds[j.q] or 0) + 1 end
     batch[j.id] = j
+    if j.take then
+      recs[j.dk] = { jid = j.id, q = j.q, exp = j.dexp }
+      rec_dirty(j.dk)
+    end
   end
 end
 
@@ -139,17 +204,37 @@ for _, j in ipairs(jobs) do
     out[#out + 1] = 0
   else
     local key = B .. ':j:' .. j.id
-    local f = { 'q', j.q, 't', j.t, 'p', j.p, 'pr', ARGV[j.at + 4], 'st', string.format('%d', j.st), 'a', '0',
-      'mr', j.mr, 'bb', j.bb, 'bm', j.bm, 'c', at, 'r', ARGV[j.at + 5], 'v', '1' }
-    for k = 0, j.nextra - 1 do
-      f[#f + 1] = ARGV[j.extra_at + 2 * k]
-      f[#f + 1] = ARGV[j.extra_at + 2 * k + 1]
+    -- A later duplicate of the batch may have given it its payload and options.
+    local v = repl[j.id] or j
+    local f = { 'q', j.q, 't', j.t, 'p', v.p, 'pr', v.prs, 'st', string.format('%d', j.st), 'a', '0',
+      'mr', v.mr, 'bb', v.bb, 'bm', v.bm, 'c', at, 'r', v.rs, 'v', '1' }
+    for k = 1, #j.extra do f[#f + 1] = j.extra[k] end
+    if v.to then
+      f[#f + 1] = 'to'
+      f[#f + 1] = v.to
+    end
+    if v.m then
+      f[#f + 1] = 'm'
+      f[#f + 1] = v.m
+    end
+    local d, dp = edge_fields(j.es)
+    if d then
+      f[#f + 1] = 'd'
+      f[#f + 1] = d
+    end
+    if dp then
+      f[#f + 1] = 'dp'
+      f[#f + 1] = dp
+    end
+    if j.take then
+      f[#f + 1] = 'dk'
+      f[#f + 1] = j.dk
     end
     if j.fail then
       f[#f + 1] = 'f'
       f[#f + 1] = at
       f[#f + 1] = 'e'
-      f[#f + 1] = 'dependency ' .. j.fail .. ' did not complete'
+      f[#f + 1] = j.err
     end
     redis.call('HSET', key, unpack(f))
     local m = created .. '|' .. j.id
@@ -157,18 +242,16 @@ for _, j in ipairs(jobs) do
     acc('ZADD', B .. ':ix:t:' .. j.t, '0', m)
     if j.u and not j.fail then redis.call('HSET', B .. ':uniq', j.u, j.id) end
     run_add(j.id, j.wr, j.ws, at)
-    if j.d and j.d ~= '' then
-      for dep in string.gmatch(j.d, '[^,]+') do
-        acc('SADD', B .. ':dep:' .. dep, j.id)
-      end
+    for _, e in ipairs(j.es) do
+      acc('SADD', B .. ':dep:' .. e[1], j.id)
     end
     if j.st == ST.pending then
       -- The common case, written directly: a new pending job, ready or delayed.
-      if j.r <= now then
-        acc('ZADD', B .. ':rd:' .. j.q, string.format('%d', -j.pr), rmem(j.r, j.id))
+      if v.r <= now then
+        acc('ZADD', B .. ':rd:' .. j.q, string.format('%d', -v.pr), rmem(v.r, j.id))
         if #WAKE < 64 then WAKE[#WAKE + 1] = j.id end
       else
-        acc('ZADD', B .. ':dy:' .. j.q, ARGV[j.at + 5], j.id)
+        acc('ZADD', B .. ':dy:' .. j.q, v.rs, j.id)
       end
       acc('ZADD', pending, '0', m)
       acc('ZADD', ix_sq(ST.pending, j.q), '0', m)
@@ -183,11 +266,40 @@ for _, j in ipairs(jobs) do
         queues[j.q] = true
         acc('SADD', B .. ':queues', j.q)
       end
-      reindex(j.id, {}, { st = j.st, q = j.q, t = j.t, c = now, r = j.r, pr = j.pr, f = j.fail and now or nil }, now)
+      reindex(j.id, {}, { st = j.st, q = j.q, t = j.t, c = now, r = v.r, pr = v.pr, f = j.fail and now or nil }, now)
     end
     out[#out + 1] = j.id
     out[#out + 1] = 1
   end
+end
+-- Holders already stored that a duplicate replaced: the new payload and options, the row
+-- version moved (a plan decided on the old row commits nothing) and the job placed anew.
+for _, hid in ipairs(repl_order) do
+  local v = repl[hid]
+  local o = not batch[hid] and load(hid)
+  if o then
+    local key = B .. ':j:' .. hid
+    local set = { 'p', v.p, 'pr', v.prs, 'r', v.rs, 'mr', v.mr, 'bb', v.bb, 'bm', v.bm,
+      'v', string.format('%d', (tonumber(o.v) or 0) + 1) }
+    local del = {}
+    for _, name in ipairs({ 'to', 'm' }) do
+      if v[name] then
+        set[#set + 1] = name
+        set[#set + 1] = v[name]
+      else
+        del[#del + 1] = name
+      end
+    end
+    redis.call('HSET', key, unpack(set))
+    if #del > 0 then redis.call('HDEL', key, unpack(del)) end
+    local n = {}
+    for k, x in pairs(o) do n[k] = x end
+    n.r, n.pr = v.r, v.pr
+    reindex(hid, o, n, now)
+  end
+end
+for _, key in ipairs(rec_order) do
+  if recs[key] then dd_write(key, recs[key]) end
 end
 flush()
 -- New pending jobs are counted here rather than through `delta`: a queue joins the queue set

@@ -194,17 +194,129 @@ local function replace(id, o, set, del, n, now)
   reindex(id, o, n, now)
 end
 
+-- Dependency edges. A job's hash lists the jobs it depends on in `d` (comma-separated ids) and
+-- each edge's policy code (`EDGE`) in `dp`, aligned with `d`; a hash without `dp` (every edge
+-- plain, or written before edges had policies) reads `EDGE.cancel_dependent` for each. `B:dep:<id>`
+-- holds the jobs depending on `id`. `edges` reads a hash's edges as `{ id, policy }` pairs
+-- (`edge_list` parses the two values) and
+-- `edge_fields` gives the `d` and `dp` values that store a list (nil for an empty one; `dp` nil
+-- when every edge is plain).
+local function edge_list(d, dp)
+  local codes, out = {}, {}
+  for c in string.gmatch(dp or '', '[^,]+') do codes[#codes + 1] = tonumber(c) end
+  for dep in string.gmatch(d or '', '[^,]+') do
+    out[#out + 1] = { dep, codes[#out + 1] or EDGE.cancel_dependent }
+  end
+  return out
+end
+local function edges(key)
+  local f = redis.call('HMGET', key, 'd', 'dp')
+  return edge_list(f[1], f[2])
+end
+local function edge_fields(es)
+  if #es == 0 then return nil, nil end
+  local ids, codes, plain = {}, {}, true
+  for k, e in ipairs(es) do
+    ids[k] = e[1]
+    codes[k] = string.format('%d', e[2])
+    if e[2] ~= EDGE.cancel_dependent then plain = false end
+  end
+  return table.concat(ids, ','), (not plain) and table.concat(codes, ',') or nil
+end
+-- Writes edge list `es` into the hash `key` (`HSET` of `set`, a field list the caller adds to,
+-- and `HDEL` of the edge fields an empty or plain list drops).
+local function write_edges(key, es, set)
+  local d, dp = edge_fields(es)
+  local del = {}
+  if d then
+    set[#set + 1] = 'd'
+    set[#set + 1] = d
+  else
+    del[#del + 1] = 'd'
+  end
+  if dp then
+    set[#set + 1] = 'dp'
+    set[#set + 1] = dp
+  else
+    del[#del + 1] = 'dp'
+  end
+  if #set > 0 then redis.call('HSET', key, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', key, unpack(del)) end
+end
+-- The status code of job `id`, live or archived; nil when it is gone.
+local function status_of(id)
+  local st = redis.call('HGET', B .. ':j:' .. id, 'st') or redis.call('HGET', B .. ':a:' .. id, 'st')
+  return st and tonumber(st) or nil
+end
+-- The last error of job `id`, live or archived.
+local function error_of(id)
+  local e = redis.call('HGET', B .. ':j:' .. id, 'e')
+  if e then return e end
+  return redis.call('HGET', B .. ':a:' .. id, 'e') or nil
+end
+-- What the state machine writes as the last error of a job failing for its dependency `dep`:
+-- `Event::DependencyFailed` (`act` 'c', the job is cancelled) or `Event::ChildFailed` ('f', it
+-- fails, naming the child's own last error `err` when it has one).
+local function failure_error(act, dep, err)
+  if act == 'c' then return 'dependency ' .. dep .. ' did not complete' end
+  if err then return 'child ' .. dep .. ' failed: ' .. err end
+  return 'child ' .. dep .. ' failed'
+end
+-- The status each failure `act` ends a job in ('c' cancelled, 'f' failed).
+local function failure_status(act)
+  if act == 'c' then return ST.cancelled end
+  return ST.failed
+end
+-- Where a job with edges `es` stands, given each dependency's status code (`stat(id)`; nil
+-- for a dependency gone from the store, which counts as never having been one). A failed
+-- dependency applies its edge's `ON_FAIL` as a plan does when it fails later: the first in
+-- edge order whose policy ends the job ('c' cancel, 'f' fail) decides, returning that act and
+-- the dependency; one that releases ('r') makes the job ready whatever else is open; one whose
+-- edge goes ('x') is dropped from the list. Otherwise the job waits while an edge is not
+-- `SETTLED`. Returns the act ('c', 'f', 'w' waiting or 'p' ready), the deciding dependency
+-- (for 'c' / 'f') and the edges left.
+local function standing(es, stat)
+  local left, release, open = {}, false, false
+  for _, e in ipairs(es) do
+    local st = stat(e[1])
+    local keep = true
+    if st ~= nil then
+      if DEP[st] == 'f' then
+        local act = ON_FAIL[e[2]]
+        if act == 'c' or act == 'f' then return act, e[1], es end
+        if act == 'r' then release = true end
+        if act == 'x' then keep = false end
+      elseif not SETTLED[e[2] .. ':' .. st] then
+        open = true
+      end
+    end
+    if keep then left[#left + 1] = e end
+  end
+  if open and not release then return 'w', nil, left end
+  return 'p', nil, left
+end
+
+-- A job leaving the store frees the dedup key it holds: `B:dd:<key>` names its holder in `jid`
+-- and the holder's hash names the key in `dk` (see `dedup.lua`). The record goes only while it
+-- still names job `id` (a later job may have taken the key since).
+local function dd_release(key, id)
+  if not key then return end
+  local rec = B .. ':dd:' .. key
+  if redis.call('HGET', rec, 'jid') == id then redis.call('DEL', rec) end
+end
+
 -- Deletes job `id`, read as `o` (`load`, or the fields an orphan hash still has, any of them
 -- possibly nil), with everything keyed on it: ready / delayed placement, listing indexes, lease
 -- and finished sets, the unique key it holds, its edges in the dependency sets (as a dependent
--- and its own set of dependents), errors, logs, partials, replays and its run's index. Its
+-- and its own set of dependents), errors, logs, partials, replays, its run's index and the
+-- dedup record it holds. Its
 -- status counter moves unless `counted` is false (a hash no status index holds was never
 -- counted). Dependents' `d` fields and dead letters are the caller's (`admin.lua` settles
 -- them; a deleted workflow stage keeps its dead letter). Index writes go through `acc`: call
 -- `flush()` before the script returns.
 local function drop_job(id, o, counted)
   local key = B .. ':j:' .. id
-  local f = redis.call('HMGET', key, 'd', 'wr', 'ws')
+  local f = redis.call('HMGET', key, 'd', 'wr', 'ws', 'dk')
   if o.c then
     local m = pad(o.c) .. '|' .. id
     if o.st then
@@ -234,6 +346,7 @@ local function drop_job(id, o, counted)
       redis.call('SREM', B .. ':dep:' .. dep, id)
     end
   end
+  dd_release(f[4], id)
   redis.call('DEL', key, B .. ':part:' .. id, B .. ':err:' .. id, B .. ':log:' .. id,
     B .. ':dep:' .. id, B .. ':rp:' .. id)
   run_drop(id, f[2], f[3])

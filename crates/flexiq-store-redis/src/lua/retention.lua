@@ -1,4 +1,5 @@
--- Counts or deletes history rows older than a cutoff in one table.
+-- Counts or deletes history rows older than a cutoff in one table (a purged archived job frees
+-- the dedup key it holds).
 -- ARGV: table, cutoff (Unix ms), mode ('count' or 'purge').
 local tbl, cutoff, purge = ARGV[1], tonumber(ARGV[2]), ARGV[3] == 'purge'
 local n = 0
@@ -27,8 +28,9 @@ elseif tbl == 'archived_jobs' then
   n = #ids
   if purge then
     for _, id in ipairs(ids) do
-      local f = redis.call('HGET', B .. ':a:' .. id, 'f')
-      if f then redis.call('ZREM', B .. ':aix', pad(tonumber(f)) .. '|' .. id) end
+      local f = redis.call('HMGET', B .. ':a:' .. id, 'f', 'dk')
+      if f[1] then redis.call('ZREM', B .. ':aix', pad(tonumber(f[1])) .. '|' .. id) end
+      dd_release(f[2], id)
       redis.call('DEL', B .. ':a:' .. id, B .. ':part:' .. id)
       redis.call('ZREM', B .. ':aat', id)
     end

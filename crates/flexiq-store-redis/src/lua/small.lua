@@ -1,6 +1,6 @@
 -- Small single-step operations that must not race: leases, setting compare-and-set,
--- partial results, log lines, dead-letter removal, the combined-index backfill. ARGV[1]
--- names the operation.
+-- partial results, log lines, dead-letter removal, the combined-index backfill, and reading a
+-- dedup record with its holder's status. ARGV[1] names the operation.
 local op = ARGV[1]
 if op == 'lease_acquire' then
   -- ARGV: name, holder, ttl_ms, now
@@ -68,6 +68,12 @@ elseif op == 'purge_dead_task' then
   end
   redis.call('DEL', B .. ':dlt:' .. t)
   return #ms
+elseif op == 'dedup_hold' then
+  -- ARGV: dedup key. Returns { holder id, expiry ('' for none), holder status code ('' when the
+  -- holder is gone) }, or {} when the key has no record.
+  local rec = dd_read(ARGV[2])
+  if not rec then return {} end
+  return { rec.jid, rec.exp and string.format('%d', rec.exp) or '', rec.st and tostring(rec.st) or '' }
 elseif op == 'index_combined' then
   -- ARGV: id ... Adds each job to the combined status + queue and status + task indexes of
   -- the status it has now (what every status change maintains), for jobs written before them.

@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 
 use flexiq_conformance::fixtures::{at, complete, fail, put, start};
+use flexiq_core::dedup::{DedupMode, DedupOptions};
 use flexiq_core::store::{
-    Admin, AppendLogRequest, ArchiveTerminalRequest, ClaimRequest, EnqueueRequest, History, Inspect,
-    JobStore, ListArchivedRequest, Maintenance, ObliterateRequest, PublishPartialRequest, QueueControl,
-    RemoveJobRequest, SetConcurrencyRequest, SetRateLimitRequest,
+    Admin, AppendLogRequest, ArchiveTerminalRequest, ClaimRequest, DedupJobIdRequest, Deduplication,
+    EnqueueRequest, History, Inspect, JobStore, ListArchivedRequest, Maintenance, ObliterateRequest,
+    PublishPartialRequest, QueueControl, RemoveJobRequest, SetConcurrencyRequest, SetRateLimitRequest,
 };
 use flexiq_core::{EnqueueOptions, JobId, JobStatus, NewJob, RateLimit};
 use flexiq_store_redis::RedisStore;
@@ -129,7 +130,15 @@ async fn doomed_queue(s: &RedisStore) -> (Vec<JobId>, JobId) {
         workflow_stage_id: Some("a".into()),
         ..Default::default()
     };
-    let delayed = EnqueueOptions { run_at: Some(at(60_000)), ..Default::default() };
+    // A throttle record outlives its holder's run: obliterating the queue must still drop it.
+    let throttled = DedupOptions {
+        id: format!("{DOOMED}-key"),
+        mode: DedupMode::Throttle,
+        ttl_ms: Some(3_600_000),
+        extend: false,
+        replace: false,
+    };
+    let delayed = EnqueueOptions { run_at: Some(at(60_000)), dedup: Some(throttled), ..Default::default() };
     let jobs = vec![job(DOOMED, unique), job(DOOMED, stage), job(DOOMED, delayed)];
     let first = jobs[0].id.clone();
     ids.extend(jobs.iter().map(|j| j.id.clone()));
@@ -158,6 +167,8 @@ async fn an_obliterated_queue_leaves_no_key_or_record() {
         }
     }
     assert_eq!(left, vec![4, 2, 0], "six live jobs, two a page (the archived ones are not live)");
+    let held = DedupJobIdRequest { key: format!("{DOOMED}-key"), now: at(5) };
+    assert_eq!(s.dedup_job_id(held).await.unwrap(), None, "the queue's dedup record went");
     let base = format!("{{{}:obl}}", h.prefix);
     for key in keys(&c, &h, "obl").await {
         assert!(!key.contains(DOOMED), "a key of the queue is left: {key}");
@@ -197,7 +208,13 @@ async fn remove_orphans_takes_planted_orphans_only() {
     let h = RedisHarness::new();
     let c = raw(&h).await;
     let s = h.store("orph").await.unwrap();
-    let done = start(&s, job(KEPT, EnqueueOptions::default()), at(0)).await;
+    let kept = DedupOptions {
+        id: "kept".into(),
+        mode: DedupMode::Throttle,
+        ttl_ms: Some(60_000),
+        ..Default::default()
+    };
+    let done = start(&s, job(KEPT, EnqueueOptions { dedup: Some(kept), ..Default::default() }), at(0)).await;
     let log =
         AppendLogRequest { id: done.job.id.clone(), level: "info".into(), message: "m".into(), now: at(0) };
     s.append_log(log).await.unwrap();
@@ -240,17 +257,22 @@ async fn remove_orphans_takes_planted_orphans_only() {
         ("HSET", vec![format!("{base}:uniq"), "v".into(), "ghost".into()]),
         ("ZADD", vec![format!("{base}:err:ghost"), "0".into(), "e".into()]),
         ("SADD", vec![format!("{base}:dep:{pending}"), "ghost".into()]),
+        // A dedup record naming a job that is gone.
+        ("HSET", vec![format!("{base}:dd:lost"), "jid".into(), "ghost".into(), "q".into(), KEPT.into()]),
     ];
     for (name, args) in plant {
         cmd(&c, name, args).await;
     }
-    // The stray hash (its log goes with it), six index members and one history key.
-    assert_eq!(s.remove_orphans().await.unwrap(), 8);
+    // The stray hash (its log goes with it), six index members, one history key and the
+    // dedup record; the record of the archived job stays.
+    assert_eq!(s.remove_orphans().await.unwrap(), 9);
     assert_eq!(dump(&c, &h, "orph", "(no id)").await, before, "exactly the planted keys went");
     assert_eq!(s.remove_orphans().await.unwrap(), 0);
     assert_eq!(s.get(&pending).await.unwrap().unwrap().status, JobStatus::Pending);
     let archived = s.list_archived(ListArchivedRequest { limit: 10, offset: 0 }).await.unwrap();
     assert_eq!(archived.len(), 1, "an archived job is no orphan");
+    let held = DedupJobIdRequest { key: "kept".into(), now: at(3) };
+    assert_eq!(s.dedup_job_id(held).await.unwrap(), Some(done.job.id.clone()), "an archived holder holds");
     let claimed = s
         .claim(ClaimRequest { queues: vec![KEPT.into()], limit: 5, worker_id: "w".into(), now: at(3) })
         .await

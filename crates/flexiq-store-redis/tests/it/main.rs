@@ -8,6 +8,7 @@ mod harness;
 mod admin;
 mod combined;
 mod entry;
+mod flows;
 mod legacy;
 mod plain;
 mod reliability;
