@@ -45,17 +45,7 @@ impl Queue {
         payload: impl Into<Vec<u8>>,
         opts: EnqueueOptions,
     ) -> Result<JobId> {
-        let now = self.now_ms();
-        let job = NewJob::build(task, payload.into(), opts, now)?;
-        let mut out = self
-            .store
-            .enqueue(EnqueueRequest { jobs: vec![job], max_pending: self.max_pending, now })
-            .await?;
-        let first = out
-            .pop()
-            .ok_or_else(|| Error::Core(flexiq_core::Error::backend("enqueue returned no outcome")))?;
-        tracing::debug!(job_id = %first.id, task, created = first.created, "enqueued");
-        Ok(first.id)
+        Ok(self.enqueue_outcome(task, payload, opts).await?.id)
     }
 
     /// Enqueues a batch in one transaction: every job is validated first, then all are
