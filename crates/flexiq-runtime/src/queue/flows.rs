@@ -48,8 +48,8 @@ impl Queue {
         Ok(self.store.get_dependencies(req).await?)
     }
 
-    /// Every dependency of `job_id`, read page by page.
-    pub async fn all_dependencies(&self, job_id: &str) -> Result<Dependencies> {
+    /// Every dependency of `job_id`, read page by page (what a handler's context reads).
+    pub(crate) async fn all_dependencies(&self, job_id: &str) -> Result<Dependencies> {
         let mut all = Dependencies::default();
         let mut after: Option<JobId> = None;
         loop {
