@@ -140,6 +140,87 @@ impl Conn {
     }
 }
 
+/// One statement of a [`Conn::flight`].
+pub(crate) struct Stmt<'a> {
+    pub(crate) what: &'static str,
+    pub(crate) sql: String,
+    pub(crate) params: Vec<&'a (dyn ToSql + Sync)>,
+}
+
+impl<'a> Stmt<'a> {
+    pub(crate) fn new(what: &'static str, sql: String, params: Vec<&'a (dyn ToSql + Sync)>) -> Stmt<'a> {
+        Stmt { what, sql, params }
+    }
+}
+
+/// Where a flight stands in its transaction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bracket {
+    /// Opens the transaction before its statements.
+    Begin,
+    /// Runs inside the open transaction.
+    Inside,
+    /// Commits the open transaction after its statements.
+    Commit,
+}
+
+impl Conn {
+    /// Sends `stmts` to the server in order without waiting for each reply (one round trip for
+    /// all of them), with `BEGIN` before or `COMMIT` after as `bracket` says, and returns each
+    /// statement's rows in order, or the first statement's error.
+    ///
+    /// Every statement is prepared first, so each request goes out on its future's first poll,
+    /// and the futures are first polled in order: the server runs them in exactly that order.
+    /// When a statement fails, the server refuses the rest of the transaction and turns a
+    /// pipelined `COMMIT` into a rollback, so a failed flight never commits part of itself.
+    pub(crate) async fn flight(&self, bracket: Bracket, stmts: &[Stmt<'_>]) -> Result<Vec<Vec<Row>>> {
+        use std::future::Future;
+        use std::pin::Pin;
+        use std::task::Poll;
+        type Step<'f> = Pin<Box<dyn Future<Output = Result<Vec<Row>>> + Send + 'f>>;
+        let prepared = futures::future::try_join_all(stmts.iter().map(|s| self.prep(s.what, &s.sql))).await?;
+        let mut steps: Vec<Step<'_>> = Vec::with_capacity(stmts.len() + 1);
+        if bracket == Bracket::Begin {
+            steps.push(Box::pin(async { self.begin().await.map(|_| Vec::new()) }));
+        }
+        for (s, st) in stmts.iter().zip(&prepared) {
+            steps.push(Box::pin(async move {
+                self.client().query(st, &s.params).await.map_err(|e| error::pg(s.what, e))
+            }));
+        }
+        if bracket == Bracket::Commit {
+            steps.push(Box::pin(async { self.commit().await.map(|_| Vec::new()) }));
+        }
+        let mut done: Vec<Option<Result<Vec<Row>>>> = (0..steps.len()).map(|_| None).collect();
+        futures::future::poll_fn(|cx| {
+            let mut pending = false;
+            for (step, out) in steps.iter_mut().zip(done.iter_mut()) {
+                if out.is_none() {
+                    match step.as_mut().poll(cx) {
+                        Poll::Ready(r) => *out = Some(r),
+                        Poll::Pending => pending = true,
+                    }
+                }
+            }
+            if pending {
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await;
+        let mut out = Vec::with_capacity(stmts.len());
+        let skip = usize::from(bracket == Bracket::Begin);
+        for (i, r) in done.into_iter().enumerate() {
+            let rows = r.expect("every step finished")?;
+            if i >= skip && out.len() < stmts.len() {
+                out.push(rows);
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl Deref for Conn {
     type Target = tokio_postgres::Client;
     fn deref(&self) -> &tokio_postgres::Client {

@@ -6,7 +6,9 @@
 //! transaction-scoped advisory lock per key (in lock-key order, so two batches cannot
 //! deadlock), which serializes every enqueue of one key even before its record exists; then it
 //! reads the records and locks the holders' rows, so a holder cannot be claimed between the
-//! read of its status and the decision. Each job of the batch, in batch order, is decided by
+//! read of its status and the decision. The lock and the reads go to the server as one
+//! pipelined flight ([`DedupRead`]), and the writes ([`DedupWrites`]) ride with the batch's
+//! insert, so dedup adds no round trip of its own. Each job of the batch, in batch order, is decided by
 //! `flexiq_core::dedup::plan_dedup` against the record as the batch left it so far, and
 //! exactly that plan is written. Removing a job deletes the records it holds (`remove.rs`,
 //! retention and `purge_completed`).
@@ -18,9 +20,11 @@ use flexiq_core::dedup::{plan_dedup, validate_dedup_key, DedupHold, DedupPlan};
 use flexiq_core::flow::EdgePolicy;
 use flexiq_core::store::{placed_run_at, DedupJobIdRequest, Deduplication};
 use flexiq_core::{Error, JobId, JobStatus, NewJob, Result};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::db::{i64_of, jid, uid, Conn};
+use crate::db::{i64_of, jid, uid, Stmt};
 use crate::row::status;
 use crate::store::PgStore;
 
@@ -35,17 +39,17 @@ const READ_HOLD: &str = "SELECT d.job_id, d.expires_at, coalesce(j.status, a.sta
 const LOCK_KEYS: &str =
     "SELECT pg_advisory_xact_lock(k) FROM (SELECT k FROM unnest($1::int8[]) AS k ORDER BY k OFFSET 0) AS s";
 
-/// The records of keys `$2` in namespace `$1`.
-const RECORDS: &str =
-    "SELECT key, job_id, queue, expires_at FROM {S}.dedup_keys WHERE namespace = $1 AND key = ANY($2)";
-
-/// Locks the live holders `$2` of namespace `$1` in id order.
-const LOCK_HOLDERS: &str =
-    "SELECT id, status FROM {S}.jobs WHERE namespace = $1 AND id = ANY($2) ORDER BY id FOR UPDATE";
-
-/// The archived holders among `$2`.
-const ARCHIVED_HOLDERS: &str =
-    "SELECT id, status FROM {S}.archived_jobs WHERE namespace = $1 AND id = ANY($2)";
+/// The records of keys `$2` in namespace `$1` with their holders' statuses, each live holder
+/// locked (in id order, so two batches cannot deadlock on them); the status comes from the hot
+/// table, else the archive, and is NULL when the holder is gone. Each holder is reached by its
+/// id, so the read costs one index probe per key however large the tables grow (the keys are
+/// found by the primary key, not by walking the job index in id order: `OFFSET 0` keeps the
+/// sort above the lookup).
+const RECORDS: &str = "WITH r AS MATERIALIZED (SELECT * FROM (SELECT key, job_id, queue, expires_at FROM {S}.dedup_keys \
+      WHERE namespace = $1 AND key = ANY($2) OFFSET 0) AS k ORDER BY job_id) \
+    SELECT r.key, r.job_id, r.queue, r.expires_at, coalesce(h.status, a.status) FROM r \
+    LEFT JOIN LATERAL (SELECT j.status FROM {S}.jobs j WHERE j.id = r.job_id AND j.namespace = $1 FOR UPDATE) h ON true \
+    LEFT JOIN LATERAL (SELECT x.status FROM {S}.archived_jobs x WHERE x.id = r.job_id AND x.namespace = $1) a ON true";
 
 /// Writes records in namespace `$1`.
 const UPSERT: &str = "INSERT INTO {S}.dedup_keys (namespace, key, job_id, queue, expires_at) \
@@ -60,7 +64,7 @@ const REPLACE: &str = "UPDATE {S}.jobs AS j SET payload = u.payload, priority = 
       metadata = u.metadata \
     FROM unnest($1::uuid[], $2::bytea[], $3::int4[], $4::int8[], $5::int4[], $6::int8[], $7::int8[], $8::int8[], \
       $9::text[]) AS u(id, payload, priority, run_at, max_retries, bb, bm, timeout, metadata) \
-    WHERE j.id = u.id AND j.status IN (0, 7)";
+    WHERE j.id = u.id AND j.status IN (0, 7) RETURNING j.id";
 
 /// The advisory lock of one key of one namespace in one schema.
 fn lock_key(schema: &str, ns: &str, key: &str) -> i64 {
@@ -102,50 +106,54 @@ fn replace_fields(target: &mut NewJob, from: NewJob) {
     target.metadata = from.metadata;
 }
 
-impl DedupBatch {
-    /// Locks the keys `jobs` carry and reads their records and holders, inside the open
-    /// transaction; empty when no job carries one.
-    pub(crate) async fn load(store: &PgStore, c: &Conn, jobs: &[NewJob]) -> Result<DedupBatch> {
-        let keys: Vec<&str> = jobs
+/// The keys an enqueue batch carries, and the flight that locks and reads them.
+pub(crate) struct DedupRead {
+    keys: Vec<String>,
+    locks: Vec<i64>,
+}
+
+impl DedupRead {
+    /// The keys `jobs` carry; `None` when no job carries one.
+    pub(crate) fn of(store: &PgStore, jobs: &[NewJob]) -> Option<DedupRead> {
+        let keys: Vec<String> = jobs
             .iter()
-            .filter_map(|j| j.dedup.as_ref().map(|d| d.id.as_str()))
+            .filter_map(|j| j.dedup.as_ref().map(|d| d.id.clone()))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
         if keys.is_empty() {
-            return Ok(DedupBatch::default());
+            return None;
         }
-        let ns: &str = &store.ns;
-        let what = "enqueue";
-        let mut locks: Vec<i64> = keys.iter().map(|k| lock_key(store.schema(), ns, k)).collect();
+        let mut locks: Vec<i64> = keys.iter().map(|k| lock_key(store.schema(), &store.ns, k)).collect();
         locks.sort_unstable();
         locks.dedup();
-        c.exec(what, LOCK_KEYS, &[&locks]).await?;
-        let rows = c.rows(what, &store.sql(RECORDS), &[&ns, &keys]).await?;
-        let holders: Vec<Uuid> = rows.iter().map(|r| r.get(1)).collect::<BTreeSet<_>>().into_iter().collect();
-        let mut statuses: HashMap<Uuid, JobStatus> = HashMap::new();
-        if !holders.is_empty() {
-            for r in c.rows(what, &store.sql(LOCK_HOLDERS), &[&ns, &holders]).await? {
-                statuses.insert(r.get(0), status(r.get(1))?);
-            }
-            let gone: Vec<Uuid> = holders.iter().filter(|h| !statuses.contains_key(h)).copied().collect();
-            if !gone.is_empty() {
-                for r in c.rows(what, &store.sql(ARCHIVED_HOLDERS), &[&ns, &gone]).await? {
-                    statuses.insert(r.get(0), status(r.get(1))?);
-                }
-            }
-        }
-        let mut records = HashMap::with_capacity(rows.len());
-        for r in &rows {
-            let holder: Uuid = r.get(1);
+        Some(DedupRead { keys, locks })
+    }
+
+    /// The two statements, in order: take the key locks, then read the records and lock their
+    /// holders. `ns` is the namespace parameter.
+    pub(crate) fn stmts<'a>(&'a self, store: &PgStore, ns: &'a (dyn ToSql + Sync)) -> Vec<Stmt<'a>> {
+        let what = "enqueue";
+        vec![
+            Stmt::new(what, LOCK_KEYS.to_string(), vec![&self.locks]),
+            Stmt::new(what, store.sql(RECORDS), vec![ns, &self.keys]),
+        ]
+    }
+}
+
+impl DedupBatch {
+    /// The batch's view of its records from the rows of [`DedupRead::stmts`]' read.
+    pub(crate) fn from_rows(records: &[Row]) -> Result<DedupBatch> {
+        let mut map = HashMap::with_capacity(records.len());
+        for r in records {
             let hold = DedupHold {
-                job_id: jid(holder),
+                job_id: jid(r.get(1)),
                 expires_at: r.get(3),
-                holder_status: statuses.get(&holder).copied(),
+                holder_status: r.get::<_, Option<i16>>(4).map(status).transpose()?,
             };
-            records.insert(r.get::<_, String>(0), Record { hold, queue: r.get(2), dirty: false });
+            map.insert(r.get::<_, String>(0), Record { hold, queue: r.get(2), dirty: false });
         }
-        Ok(DedupBatch { records, replace: HashMap::new() })
+        Ok(DedupBatch { records: map, replace: HashMap::new() })
     }
 
     /// Decides `job` (id `id`) against its key's record at `now` and notes what the plan
@@ -191,52 +199,84 @@ impl DedupBatch {
         }
     }
 
-    /// Writes the changed records and overwrites the existing holders being replaced, inside
-    /// the open transaction; true when a holder was overwritten (it may have become due).
-    pub(crate) async fn write(self, store: &PgStore, c: &Conn, now: i64) -> Result<bool> {
-        let ns: &str = &store.ns;
-        let what = "enqueue";
-        let (mut keys, mut ids, mut queues, mut expiry) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    /// What the batch writes: the changed records, and the existing holders it replaces.
+    pub(crate) fn writes(self, now: i64) -> Result<DedupWrites> {
+        let mut w = DedupWrites::default();
         for (key, r) in self.records.into_iter().filter(|(_, r)| r.dirty) {
-            keys.push(key);
-            ids.push(uid(&r.hold.job_id)?);
-            queues.push(r.queue);
-            expiry.push(r.hold.expires_at);
-        }
-        if !keys.is_empty() {
-            c.exec(what, &store.sql(UPSERT), &[&ns, &keys, &ids, &queues, &expiry]).await?;
-        }
-        if self.replace.is_empty() {
-            return Ok(false);
+            w.keys.push(key);
+            w.ids.push(uid(&r.hold.job_id)?);
+            w.queues.push(r.queue);
+            w.expiry.push(r.hold.expires_at);
         }
         let mut holders: Vec<(Uuid, NewJob)> = self.replace.into_iter().collect();
         holders.sort_by_key(|h| h.0);
-        let n = holders.len();
-        let (mut id, mut payload, mut priority, mut run_at) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut retries, mut bb, mut bm, mut timeout, mut metadata) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
         for (h, j) in holders {
-            id.push(h);
-            priority.push(j.priority);
-            run_at.push(placed_run_at(j.run_at, now));
-            retries.push(i32::try_from(j.max_retries).map_err(|_| {
+            w.holder.push(h);
+            w.priority.push(j.priority);
+            w.run_at.push(placed_run_at(j.run_at, now));
+            w.retries.push(i32::try_from(j.max_retries).map_err(|_| {
                 Error::invalid(format!("max_retries {} of job {} is too large", j.max_retries, j.id))
             })?);
-            bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
-            bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
-            timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
-            payload.push(j.payload);
-            metadata.push(j.metadata);
+            w.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
+            w.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
+            w.timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
+            w.payload.push(j.payload);
+            w.metadata.push(j.metadata);
         }
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
-            [&id, &payload, &priority, &run_at, &retries, &bb, &bm, &timeout, &metadata];
-        Ok(c.exec(what, &store.sql(REPLACE), &params).await? > 0)
+        Ok(w)
+    }
+}
+
+/// The writes of a [`DedupBatch`], as column arrays for its statements.
+#[derive(Default)]
+pub(crate) struct DedupWrites {
+    keys: Vec<String>,
+    ids: Vec<Uuid>,
+    queues: Vec<String>,
+    expiry: Vec<Option<i64>>,
+    holder: Vec<Uuid>,
+    payload: Vec<Vec<u8>>,
+    priority: Vec<i32>,
+    run_at: Vec<i64>,
+    retries: Vec<i32>,
+    bb: Vec<i64>,
+    bm: Vec<i64>,
+    timeout: Vec<Option<i64>>,
+    metadata: Vec<Option<String>>,
+}
+
+impl DedupWrites {
+    /// The upsert of the changed records, when there is one.
+    pub(crate) fn records<'a>(&'a self, store: &PgStore, ns: &'a (dyn ToSql + Sync)) -> Option<Stmt<'a>> {
+        (!self.keys.is_empty()).then(|| {
+            Stmt::new(
+                "enqueue",
+                store.sql(UPSERT),
+                vec![ns, &self.keys, &self.ids, &self.queues, &self.expiry],
+            )
+        })
+    }
+
+    /// The overwrite of the replaced holders, when there is one; it returns a row per holder
+    /// overwritten (one that had not started yet, and may have become due).
+    pub(crate) fn replacements<'a>(&'a self, store: &PgStore) -> Option<Stmt<'a>> {
+        (!self.holder.is_empty()).then(|| {
+            Stmt::new(
+                "enqueue",
+                store.sql(REPLACE),
+                vec![
+                    &self.holder,
+                    &self.payload,
+                    &self.priority,
+                    &self.run_at,
+                    &self.retries,
+                    &self.bb,
+                    &self.bm,
+                    &self.timeout,
+                    &self.metadata,
+                ],
+            )
+        })
     }
 }
 

@@ -27,8 +27,8 @@ use flexiq_core::transition::{transition, JobState};
 use flexiq_core::{Error, JobStatus, NewJob, Result};
 use uuid::Uuid;
 
-use crate::db::{i64_of, jid, uid, Conn};
-use crate::dedup::{DedupBatch, Placed};
+use crate::db::{i64_of, jid, uid, Bracket, Conn, Stmt};
+use crate::dedup::{DedupBatch, DedupRead, Placed};
 use crate::flows::{policy_code, standing, EdgeView, Standing};
 use crate::row::{code, status};
 use crate::store::PgStore;
@@ -61,7 +61,19 @@ fn fast_insert_sql(notify: bool) -> String {
     sql
 }
 
-const FULL_INSERT: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
+/// The insert of a batch that needed checks; with `skip_taken`, a row whose unique key or
+/// stage another job took meanwhile is skipped (the caller checks the returned ids), else
+/// such a conflict fails the statement.
+fn full_insert_sql(skip_taken: bool) -> String {
+    let mut sql = FULL_INSERT_ROWS.to_string();
+    if skip_taken {
+        sql.push_str(" ON CONFLICT DO NOTHING");
+    }
+    sql.push_str(" RETURNING id");
+    sql
+}
+
+const FULL_INSERT_ROWS: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task, payload, priority, status, max_retries, \
       backoff_base_ms, backoff_max_ms, created_at, run_at, timeout_ms, metadata, group_key, workflow_run_id, \
       workflow_stage_id, unique_key, depends_on, has_dependents, finished_at, last_error, workflow_version) \
     SELECT u.id, $1, u.queue, u.task, u.payload, u.priority, u.status, u.max_retries, u.bb, u.bm, $2, u.run_at, \
@@ -72,8 +84,7 @@ const FULL_INSERT: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task, pay
       $11::int8[], $12::int8[], $13::int8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
       $19::text[], $20::bool[], $21::int8[], $22::text[], $23::text[]) \
       AS u(id, queue, task, payload, priority, status, max_retries, bb, bm, run_at, timeout, metadata, grp, wr, ws, \
-        ukey, deps, has_deps, finished_at, last_error, wv) \
-    ON CONFLICT DO NOTHING RETURNING id";
+        ukey, deps, has_deps, finished_at, last_error, wv)";
 
 /// Column arrays of the common insert fields.
 #[derive(Default)]
@@ -213,26 +224,48 @@ impl PgStore {
     async fn enqueue_full(&self, c: &Conn, req: EnqueueRequest) -> Result<(Vec<Enqueued>, bool)> {
         let ns: &str = &self.ns;
         let now = req.now;
-        c.tx(async {
-            // Revoked tasks.
+        c.tx_lazy(async {
+            // One flight opens the transaction and reads what the decisions need: revoked
+            // tasks, live unique keys, and the dedup records under their key locks.
             let tasks: Vec<&String> = req.jobs.iter().map(|j| &j.task).collect::<BTreeSet<_>>().into_iter().collect();
-            let rev_sql = self.sql("SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2) LIMIT 1");
-            if let Some(r) = c.opt("enqueue", &rev_sql, &[&ns, &tasks]).await? {
+            let keys: Vec<&String> = req.jobs.iter().filter_map(|j| j.unique_key.as_ref()).collect();
+            let dedup_read = DedupRead::of(self, &req.jobs);
+            let mut reads = vec![Stmt::new(
+                "enqueue",
+                self.sql("SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2) LIMIT 1"),
+                vec![&ns, &tasks],
+            )];
+            if !keys.is_empty() {
+                reads.push(Stmt::new(
+                    "enqueue",
+                    self.sql(
+                        "SELECT unique_key, id FROM {S}.jobs WHERE namespace = $1 AND unique_key = ANY($2) AND status IN (0, 1, 6, 7)",
+                    ),
+                    vec![&ns, &keys],
+                ));
+            }
+            if let Some(d) = &dedup_read {
+                reads.extend(d.stmts(self, &ns));
+            }
+            let mut read = c.flight(Bracket::Begin, &reads).await?.into_iter();
+            if let Some(r) = read.next().unwrap_or_default().first() {
                 return Err(revoked_error(r.get(0)));
             }
             // Unique keys against live jobs, then within the batch.
-            let keys: Vec<&String> = req.jobs.iter().filter_map(|j| j.unique_key.as_ref()).collect();
             let mut live: HashMap<String, Uuid> = HashMap::new();
             if !keys.is_empty() {
-                let sql = self.sql(
-                    "SELECT unique_key, id FROM {S}.jobs WHERE namespace = $1 AND unique_key = ANY($2) AND status IN (0, 1, 6, 7)",
-                );
-                for r in c.rows("enqueue", &sql, &[&ns, &keys]).await? {
+                for r in read.next().unwrap_or_default() {
                     live.insert(r.get(0), r.get(1));
                 }
             }
-            // Dedup keys, locked and read, then each job decided in batch order.
-            let mut dedup = DedupBatch::load(self, c, &req.jobs).await?;
+            // Dedup records, then each job decided in batch order.
+            let mut dedup = match dedup_read {
+                Some(_) => {
+                    let records = read.nth(1).unwrap_or_default();
+                    DedupBatch::from_rows(&records)?
+                }
+                None => DedupBatch::default(),
+            };
             let mut out = Vec::with_capacity(req.jobs.len());
             let mut alias: HashMap<Uuid, Uuid> = HashMap::new();
             let mut creating: Vec<(Uuid, NewJob)> = Vec::new();
@@ -349,13 +382,16 @@ impl PgStore {
                     *new_pending.entry(j.queue.as_str()).or_default() += 1;
                 }
             }
-            let all_queues: Vec<&str> =
-                creating.iter().map(|(_, j)| j.queue.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+            let all_queues: Vec<String> =
+                creating.iter().map(|(_, j)| j.queue.clone()).collect::<BTreeSet<_>>().into_iter().collect();
             let reg_sql = self.sql(
                 "INSERT INTO {S}.queues (namespace, queue) SELECT $1, x FROM unnest($2::text[]) AS x ON CONFLICT DO NOTHING",
             );
-            c.exec("enqueue", &reg_sql, &[&ns, &all_queues]).await?;
+            // Queues are registered with the writes, or first when the cap locks their rows.
+            let mut registered = all_queues.is_empty();
             if let Some(cap) = req.max_pending {
+                c.exec("enqueue", &reg_sql, &[&ns, &all_queues]).await?;
+                registered = true;
                 let qs: Vec<&str> = new_pending.keys().copied().collect();
                 let lock = self.sql(
                     "SELECT queue FROM {S}.queues WHERE namespace = $1 AND queue = ANY($2) ORDER BY queue FOR UPDATE",
@@ -371,19 +407,21 @@ impl PgStore {
                     }
                 }
             }
-            let replaced = dedup.write(self, c, now).await?;
-            if creating.is_empty() {
-                return Ok((out, replaced));
-            }
+            let dedup = dedup.writes(now)?;
             let stages: Vec<(Uuid, String, String)> = creating
                 .iter()
                 .filter_map(|(id, j)| stage_pair(j).map(|(r, s)| (*id, r.to_string(), s.to_string())))
                 .collect();
             self.refuse_taken_stages(c, &stages).await?;
+            // With no unique key or stage, no concurrent enqueue can take a row the batch
+            // inserts, so the insert needs no check after it: the writes and the commit go as
+            // one flight, and a conflict on a job id fails the flight (and so the transaction).
+            let checked = stages.is_empty() && creating.iter().all(|(_, j)| j.unique_key.is_none());
             let mut cols = Cols::default();
             let mut ukeys = Vec::with_capacity(creating.len());
             let mut deps_text = Vec::with_capacity(creating.len());
             let (mut edge_dep, mut edge_job, mut edge_policy) = (Vec::new(), Vec::new(), Vec::new());
+            let inserting = !creating.is_empty();
             for (i, (id, j)) in creating.into_iter().enumerate() {
                 ukeys.push(j.unique_key.clone());
                 deps_text.push(kept[i].iter().map(|(d, _)| d.hyphenated().to_string()).collect::<Vec<_>>().join(","));
@@ -395,32 +433,50 @@ impl PgStore {
                 cols.push(id, j, now)?;
             }
             let codes: Vec<i16> = st.iter().map(|s| code(*s)).collect();
-            let inserted = c
-                .rows(
+            let mut writes = Vec::with_capacity(5);
+            if !registered {
+                writes.push(Stmt::new("enqueue", reg_sql, vec![&ns, &all_queues]));
+            }
+            writes.extend(dedup.records(self, &ns));
+            let replace_at = dedup.replacements(self).map(|st| {
+                writes.push(st);
+                writes.len() - 1
+            });
+            let insert_at = inserting.then(|| {
+                writes.push(Stmt::new(
                     "enqueue",
-                    &self.sql(FULL_INSERT),
-                    &[
+                    self.sql(&full_insert_sql(!checked)),
+                    vec![
                         &ns, &now, &cols.id, &cols.queue, &cols.task, &cols.payload, &cols.priority, &codes,
                         &cols.max_retries, &cols.bb, &cols.bm, &cols.run_at, &cols.timeout, &cols.metadata, &cols.grp,
                         &cols.wr, &cols.ws, &ukeys, &deps_text, &has_deps, &finished, &last_error, &cols.wv,
                     ],
-                )
-                .await?;
-            if inserted.len() != cols.id.len() {
-                // A concurrent enqueue took a unique key or a stage first: name the stage.
-                let got: BTreeSet<Uuid> = inserted.iter().map(|r| r.get(0)).collect();
-                let lost: Vec<_> = stages.into_iter().filter(|(id, _, _)| !got.contains(id)).collect();
-                self.refuse_taken_stages(c, &lost).await?;
-                return Err(Error::backend_retryable(format!(
-                    "a concurrent enqueue in namespace {ns} took one of the batch's unique keys; retry the enqueue"
-                )));
-            }
+                ));
+                writes.len() - 1
+            });
             if !edge_dep.is_empty() {
-                let sql = self.sql(
-                    "INSERT INTO {S}.job_deps (depends_on, job_id, namespace, policy) \
-                     SELECT d, j, $1, p FROM unnest($2::uuid[], $3::uuid[], $4::int2[]) AS u(d, j, p)",
-                );
-                c.exec("enqueue", &sql, &[&ns, &edge_dep, &edge_job, &edge_policy]).await?;
+                writes.push(Stmt::new(
+                    "enqueue",
+                    self.sql(
+                        "INSERT INTO {S}.job_deps (depends_on, job_id, namespace, policy) \
+                         SELECT d, j, $1, p FROM unnest($2::uuid[], $3::uuid[], $4::int2[]) AS u(d, j, p)",
+                    ),
+                    vec![&ns, &edge_dep, &edge_job, &edge_policy],
+                ));
+            }
+            let bracket = if checked { Bracket::Commit } else { Bracket::Inside };
+            let done = c.flight(bracket, &writes).await?;
+            let replaced = replace_at.is_some_and(|i| !done[i].is_empty());
+            if let Some(i) = insert_at.filter(|_| !checked) {
+                if done[i].len() != cols.id.len() {
+                    // A concurrent enqueue took a unique key or a stage first: name the stage.
+                    let got: BTreeSet<Uuid> = done[i].iter().map(|r| r.get(0)).collect();
+                    let lost: Vec<_> = stages.into_iter().filter(|(id, _, _)| !got.contains(id)).collect();
+                    self.refuse_taken_stages(c, &lost).await?;
+                    return Err(Error::backend_retryable(format!(
+                        "a concurrent enqueue in namespace {ns} took one of the batch's unique keys; retry the enqueue"
+                    )));
+                }
             }
             Ok((out, replaced))
         })
