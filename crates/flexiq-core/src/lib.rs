@@ -11,6 +11,7 @@ pub mod backoff;
 pub mod contract;
 pub mod cursor;
 pub mod dedup;
+pub mod dedup_table;
 pub mod error;
 pub mod fairness;
 pub mod fence;

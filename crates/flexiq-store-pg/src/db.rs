@@ -162,6 +162,8 @@ pub(crate) enum Bracket {
     Inside,
     /// Commits the open transaction after its statements.
     Commit,
+    /// Opens a transaction before its statements and commits it after them.
+    Whole,
 }
 
 impl Conn {
@@ -180,7 +182,7 @@ impl Conn {
         type Step<'f> = Pin<Box<dyn Future<Output = Result<Vec<Row>>> + Send + 'f>>;
         let prepared = futures::future::try_join_all(stmts.iter().map(|s| self.prep(s.what, &s.sql))).await?;
         let mut steps: Vec<Step<'_>> = Vec::with_capacity(stmts.len() + 1);
-        if bracket == Bracket::Begin {
+        if matches!(bracket, Bracket::Begin | Bracket::Whole) {
             steps.push(Box::pin(async { self.begin().await.map(|_| Vec::new()) }));
         }
         for (s, st) in stmts.iter().zip(&prepared) {
@@ -188,7 +190,7 @@ impl Conn {
                 self.client().query(st, &s.params).await.map_err(|e| error::pg(s.what, e))
             }));
         }
-        if bracket == Bracket::Commit {
+        if matches!(bracket, Bracket::Commit | Bracket::Whole) {
             steps.push(Box::pin(async { self.commit().await.map(|_| Vec::new()) }));
         }
         let mut done: Vec<Option<Result<Vec<Row>>>> = (0..steps.len()).map(|_| None).collect();
@@ -210,7 +212,7 @@ impl Conn {
         })
         .await;
         let mut out = Vec::with_capacity(stmts.len());
-        let skip = usize::from(bracket == Bracket::Begin);
+        let skip = usize::from(matches!(bracket, Bracket::Begin | Bracket::Whole));
         for (i, r) in done.into_iter().enumerate() {
             let rows = r.expect("every step finished")?;
             if i >= skip && out.len() < stmts.len() {

@@ -67,7 +67,7 @@ const REPLACE: &str = "UPDATE {S}.jobs AS j SET payload = u.payload, priority = 
     WHERE j.id = u.id AND j.status IN (0, 7) RETURNING j.id";
 
 /// The advisory lock of one key of one namespace in one schema.
-fn lock_key(schema: &str, ns: &str, key: &str) -> i64 {
+pub(crate) fn lock_key(schema: &str, ns: &str, key: &str) -> i64 {
     fingerprint(&["flexiq-dedup", schema, ns, key]) as i64
 }
 

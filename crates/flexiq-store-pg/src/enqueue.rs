@@ -4,6 +4,7 @@
 //! is a single autocommitted statement (from `COPY_MIN_JOBS` jobs on, a `COPY` in a short
 //! transaction instead, see `enqueue_copy.rs`) that checks revoked tasks, registers queues and
 //! inserts every row.
+//! A single job whose only check is a dedup key takes one flight of its own (`enqueue_dedup.rs`).
 //! Batches that need more (dedupe against live jobs, dedup records read and written under
 //! their key's lock (see `dedup.rs`), a (run, stage) pair that must not have a row yet,
 //! dependency edges, `max_pending` checked under the queue's row lock) run the same insert
@@ -88,26 +89,26 @@ const FULL_INSERT_ROWS: &str = "INSERT INTO {S}.jobs (id, namespace, queue, task
 
 /// Column arrays of the common insert fields.
 #[derive(Default)]
-struct Cols {
-    id: Vec<Uuid>,
-    queue: Vec<String>,
-    task: Vec<String>,
-    payload: Vec<Vec<u8>>,
-    priority: Vec<i32>,
-    max_retries: Vec<i32>,
-    bb: Vec<i64>,
-    bm: Vec<i64>,
-    run_at: Vec<i64>,
-    timeout: Vec<Option<i64>>,
-    metadata: Vec<Option<String>>,
-    grp: Vec<Option<String>>,
-    wr: Vec<Option<String>>,
-    ws: Vec<Option<String>>,
-    wv: Vec<Option<String>>,
+pub(crate) struct Cols {
+    pub(crate) id: Vec<Uuid>,
+    pub(crate) queue: Vec<String>,
+    pub(crate) task: Vec<String>,
+    pub(crate) payload: Vec<Vec<u8>>,
+    pub(crate) priority: Vec<i32>,
+    pub(crate) max_retries: Vec<i32>,
+    pub(crate) bb: Vec<i64>,
+    pub(crate) bm: Vec<i64>,
+    pub(crate) run_at: Vec<i64>,
+    pub(crate) timeout: Vec<Option<i64>>,
+    pub(crate) metadata: Vec<Option<String>>,
+    pub(crate) grp: Vec<Option<String>>,
+    pub(crate) wr: Vec<Option<String>>,
+    pub(crate) ws: Vec<Option<String>>,
+    pub(crate) wv: Vec<Option<String>>,
 }
 
 impl Cols {
-    fn push(&mut self, id: Uuid, j: NewJob, now: i64) -> Result<()> {
+    pub(crate) fn push(&mut self, id: Uuid, j: NewJob, now: i64) -> Result<()> {
         self.id.push(id);
         self.priority.push(j.priority);
         self.max_retries
@@ -129,7 +130,7 @@ impl Cols {
 }
 
 /// The error for a batch naming a revoked task: the whole batch is refused.
-fn revoked_error(task: &str) -> Error {
+pub(crate) fn revoked_error(task: &str) -> Error {
     Error::TaskRevoked { task: task.to_string() }
 }
 
@@ -164,6 +165,19 @@ impl PgStore {
                 self.shared.hub.publish(ns, true, &[]);
             }
             return Ok(out);
+        }
+        if crate::enqueue_dedup::single_deduped(&req.jobs, req.max_pending).is_some() {
+            let inline = self.shared.hub.try_inline();
+            let notify = inline.is_some();
+            let job = req.jobs[0].clone();
+            if let Some(d) = self.enqueue_deduped(&c, job, req.now, notify).await? {
+                if notify && d.work {
+                    self.shared.hub.publish_notified(&self.ns);
+                } else {
+                    self.shared.hub.publish(&self.ns, d.work, &[]);
+                }
+                return Ok(vec![d.enqueued]);
+            }
         }
         let (out, replaced) = self.enqueue_full(&c, req).await?;
         let created = out.iter().any(|e| e.created);

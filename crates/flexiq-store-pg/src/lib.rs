@@ -34,6 +34,7 @@ mod dead;
 mod dedup;
 mod enqueue;
 mod enqueue_copy;
+mod enqueue_dedup;
 mod error;
 mod explain;
 mod flows;

@@ -17,7 +17,7 @@ end
 
 -- The plan letter for a holder in status `st` (nil: no record, or its holder is gone) whose
 -- hold lapses at `exp` (nil: none) at `now`. `tbl` is the job's verdict table from Rust
--- (`dedup::plan_table`): three letters per holder slot, the slot of a gone holder first and
+-- (`flexiq_core::dedup_table::plan_table`): three letters per holder slot, the slot of a gone holder first and
 -- then one per status code, for a hold without expiry, one whose expiry is after `now` and
 -- one whose expiry has come. Letters: 'i' insert, 'b' insert behind the holder, 'g' ignore,
 -- 'e' ignore and extend, 'r' ignore and replace, 'x' ignore, extend and replace.

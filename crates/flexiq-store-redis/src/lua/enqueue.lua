@@ -21,7 +21,7 @@
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
 -- d (comma-separated dependency ids), dp (their policy codes), g, wr, ws, wv), then the dedup
--- key ('' for none) and, after a key, the job's plan table (`dedup::plan_table`) and the
+-- key ('' for none) and, after a key, the job's plan table (`flexiq_core::dedup_table::plan_table`) and the
 -- expiry it gives the key ('' for none).
 local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[2])
