@@ -51,6 +51,7 @@ macro_rules! for_each_case {
             dependencies::dependencies_other_namespace_dependency_rejected,
             dependencies::dependencies_on_earlier_job_in_same_batch,
             dependencies::dependencies_already_completed_dependency_is_pending,
+            dependencies::dependencies_archived_dependency_counts_as_finished,
             dependencies::dependencies_diamond_releases_join_once,
             claim::claim_highest_priority_first,
             claim::claim_earlier_run_at_first,

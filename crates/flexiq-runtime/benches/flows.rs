@@ -37,12 +37,14 @@ enum Target {
 
 impl Target {
     fn all() -> Vec<Target> {
-        let mut v = vec![Target::Sqlite];
-        #[cfg(feature = "postgres")]
-        v.push(Target::Postgres);
-        #[cfg(feature = "redis")]
-        v.push(Target::Redis);
-        v
+        [
+            Target::Sqlite,
+            #[cfg(feature = "postgres")]
+            Target::Postgres,
+            #[cfg(feature = "redis")]
+            Target::Redis,
+        ]
+        .to_vec()
     }
 
     fn name(self) -> &'static str {
@@ -65,11 +67,13 @@ struct Fresh {
     target: Target,
 }
 
+#[cfg(any(feature = "postgres", feature = "redis"))]
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
 
 async fn fresh(target: Target) -> Fresh {
+    #[cfg(any(feature = "postgres", feature = "redis"))]
     let tag = uuid::Uuid::new_v4().simple().to_string();
     match target {
         Target::Sqlite => {

@@ -330,6 +330,17 @@ impl PgStore {
                 for r in c.rows("enqueue", &sql, &[&ns, &ext]).await? {
                     dep_status.insert(r.get(0), (status(r.get(1))?, r.get(2)));
                 }
+                // A dependency only the archive holds is finished: its edge is decided by the
+                // status it was archived with, as on every store.
+                let gone: Vec<Uuid> = ext.iter().filter(|d| !dep_status.contains_key(d)).copied().collect();
+                if !gone.is_empty() {
+                    let sql = self.sql(
+                        "SELECT id, status, last_error FROM {S}.archived_jobs WHERE namespace = $1 AND id = ANY($2)",
+                    );
+                    for r in c.rows("enqueue", &sql, &[&ns, &gone]).await? {
+                        dep_status.insert(r.get(0), (status(r.get(1))?, r.get(2)));
+                    }
+                }
                 if let Some(missing) = ext.iter().find(|d| !dep_status.contains_key(d)) {
                     return Err(Error::invalid(format!(
                         "dependency {} not found in namespace {ns}",

@@ -158,3 +158,23 @@ pub async fn dependencies_diamond_releases_join_once(h: &dyn Harness) {
     }
     assert_eq!(status(&*s, &d).await, JobStatus::Pending);
 }
+
+/// A dependency only the archive holds counts with the status it was archived with: a
+/// completed one lets its dependent start, a dead one cancels it.
+pub async fn dependencies_archived_dependency_counts_as_finished(h: &dyn Harness) {
+    use flexiq_core::store::ArchiveTerminalRequest;
+    let s = open(h, "default").await;
+    let done = finish(&*s, job("a", ""), now()).await;
+    let ca = start(&*s, fragile("a", ""), now()).await;
+    fail(&*s, &ca, "boom", true, at(1)).await;
+    let moved = s
+        .archive_terminal(ArchiveTerminalRequest { cutoff_ms: at(2_000), limit: 100, now: at(5_000) })
+        .await
+        .unwrap();
+    assert_eq!(moved, 2);
+    assert!(listed_ids(&*s).await.is_empty(), "both dependencies are archived");
+    let b = put(&*s, job_after("b", &[&done]), at(6_000)).await;
+    assert_eq!(status(&*s, &b).await, JobStatus::Pending);
+    let c = put(&*s, job_after("c", &[&ca.job.id]), at(6_000)).await;
+    assert_eq!(status(&*s, &c).await, JobStatus::Cancelled);
+}
