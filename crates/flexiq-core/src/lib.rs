@@ -24,6 +24,7 @@ pub mod options;
 pub mod rate;
 pub mod retention;
 pub mod settings;
+pub mod standing;
 pub mod start;
 pub mod stats;
 pub mod store;

@@ -368,7 +368,7 @@ impl PgStore {
                     };
                     edges.push(EdgeView { dep: d, policy, status, error });
                 }
-                let start = standing(edges.iter().cloned());
+                let start = standing(edges.iter().cloned())?;
                 let cut = |e: &EdgeView| {
                     e.policy == EdgePolicy::RemoveDependency && DependencyClass::of(e.status) == DependencyClass::Failed
                 };

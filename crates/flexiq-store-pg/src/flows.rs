@@ -13,6 +13,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use flexiq_core::flow::{edge_settled, ChildFailure, EdgePolicy};
+use flexiq_core::standing::EdgeRead;
+pub(crate) use flexiq_core::standing::Standing;
 use flexiq_core::start::DependencyClass;
 use flexiq_core::store::{
     ChildDependency, Dependencies, DependenciesRequest, Flows, RemoveChildDependencyRequest,
@@ -91,60 +93,14 @@ pub(crate) struct EdgeView {
     pub(crate) error: Option<String>,
 }
 
-/// Where a job stands over its edges.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Standing {
-    /// Every edge is settled, or a `continue_parent` dependency failed: claimable.
-    Ready,
-    /// Some edge is still open.
-    Waiting,
-    /// A dependency failed under a policy that ends the job: it is (inserted) waiting, then
-    /// given this event.
-    Fails(Event),
-}
-
-impl Standing {
-    /// The status a new row is inserted with.
-    pub(crate) fn insert_status(&self) -> JobStatus {
-        match self {
-            Standing::Ready => JobStatus::Pending,
-            Standing::Waiting | Standing::Fails(_) => JobStatus::Waiting,
-        }
-    }
-}
-
-/// Where a job with `edges` (in dependency order) stands: the first failed dependency whose
-/// policy ends the job decides; otherwise a failed `continue_parent` dependency, or every edge
-/// settled, makes it ready. A dependency that failed under `remove_dependency` counts as no
-/// dependency (its edge is not kept). With plain edges only this is `flexiq_core::start::starting`.
-pub(crate) fn standing(edges: impl IntoIterator<Item = EdgeView>) -> Standing {
-    let (mut open, mut release) = (false, false);
-    for e in edges {
-        if DependencyClass::of(e.status) != DependencyClass::Failed {
-            open |= !edge_settled(e.policy, e.status);
-            continue;
-        }
-        match e.policy.on_child_failed() {
-            ChildFailure::CancelParent => {
-                return Standing::Fails(Event::DependencyFailed {
-                    dependency: e.dep.hyphenated().to_string(),
-                })
-            }
-            ChildFailure::FailParent => {
-                return Standing::Fails(Event::ChildFailed {
-                    child: e.dep.hyphenated().to_string(),
-                    error: e.error,
-                })
-            }
-            ChildFailure::ReleaseParent => release = true,
-            ChildFailure::SettleEdge | ChildFailure::RemoveEdge => {}
-        }
-    }
-    if release || !open {
-        Standing::Ready
-    } else {
-        Standing::Waiting
-    }
+/// Where a job with `edges` (in dependency order) stands: core's
+/// [`standing`](flexiq_core::standing::standing) over the statuses and errors read in the
+/// transaction.
+pub(crate) fn standing(edges: impl IntoIterator<Item = EdgeView>) -> Result<Standing> {
+    let edges: Vec<(String, EdgeView)> =
+        edges.into_iter().map(|e| (e.dep.hyphenated().to_string(), e)).collect();
+    let read = edges.iter().map(|(dep, e)| EdgeRead { dep, policy: e.policy, status: Some(e.status) });
+    flexiq_core::standing::standing(read, |i| Ok(edges[i].1.error.clone()))
 }
 
 /// The transitions of `events` on their locked jobs; refused ones (the job moved on) are skipped.
@@ -387,50 +343,6 @@ impl Flows for PgStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn edge(policy: EdgePolicy, status: JobStatus) -> EdgeView {
-        EdgeView { dep: Uuid::now_v7(), policy, status, error: Some("boom".into()) }
-    }
-
-    #[test]
-    fn plain_edges_stand_as_core_starts_them() {
-        use flexiq_core::start::{starting, Starting};
-        let cases = [
-            vec![],
-            vec![JobStatus::Completed],
-            vec![JobStatus::Completed, JobStatus::Running],
-            vec![JobStatus::Pending, JobStatus::Dead, JobStatus::Failed],
-        ];
-        for statuses in cases {
-            let edges: Vec<EdgeView> =
-                statuses.iter().map(|s| edge(EdgePolicy::CancelDependent, *s)).collect();
-            let got = standing(edges.clone());
-            match starting(statuses.clone()) {
-                Starting::Ready => assert_eq!(got, Standing::Ready, "{statuses:?}"),
-                Starting::Waiting => assert_eq!(got, Standing::Waiting, "{statuses:?}"),
-                Starting::DependencyFailed { index } => assert_eq!(
-                    got,
-                    Standing::Fails(Event::DependencyFailed {
-                        dependency: edges[index].dep.hyphenated().to_string()
-                    })
-                ),
-            }
-        }
-    }
-
-    #[test]
-    fn flow_policies_decide_a_failed_child() {
-        let open = edge(EdgePolicy::FailParent, JobStatus::Pending);
-        let failed = |p| edge(p, JobStatus::Dead);
-        assert!(matches!(
-            standing([open.clone(), failed(EdgePolicy::FailParent)]),
-            Standing::Fails(Event::ChildFailed { error: Some(_), .. })
-        ));
-        assert_eq!(standing([open.clone(), failed(EdgePolicy::ContinueParent)]), Standing::Ready);
-        assert_eq!(standing([open.clone(), failed(EdgePolicy::IgnoreDependency)]), Standing::Waiting);
-        assert_eq!(standing([failed(EdgePolicy::IgnoreDependency)]), Standing::Ready);
-        assert_eq!(standing([open, failed(EdgePolicy::RemoveDependency)]), Standing::Waiting);
-    }
 
     #[test]
     fn the_settled_predicate_lists_what_core_settles() {

@@ -155,7 +155,7 @@ impl PgStore {
         }
         let mut changes = Vec::new();
         for l in waiting {
-            let event = match standing(left.remove(&l.id).unwrap_or_default()) {
+            let event = match standing(left.remove(&l.id).unwrap_or_default())? {
                 Standing::Ready => Event::DependenciesMet,
                 Standing::Waiting => continue,
                 Standing::Fails(ev) => ev,

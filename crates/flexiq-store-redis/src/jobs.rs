@@ -325,6 +325,8 @@ impl JobStore for RedisStore {
         let ReleaseStaleRequest { stale_after_ms, now } = req;
         let cutoff = now.saturating_sub(i64::try_from(stale_after_ms).unwrap_or(i64::MAX));
         let ids = self.lease_ids("hb", cutoff).await?;
+        // The queues' stall budgets are settings read just before the jobs: a budget changed
+        // in between applies from the next release on, as if this one ran first.
         let budgets = self.stall_budgets(&ids).await?;
         self.lease_event(ids, now, |r| {
             let max_stalled = budgets.get(&r.queue).copied().unwrap_or(DEFAULT_MAX_STALLED_COUNT);

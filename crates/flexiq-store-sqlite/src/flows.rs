@@ -10,6 +10,8 @@
 //! the events through the state machine.
 
 use flexiq_core::flow::{edge_settled, ChildFailure, EdgePolicy};
+use flexiq_core::standing::EdgeRead;
+pub(crate) use flexiq_core::standing::Standing;
 use flexiq_core::start::DependencyClass;
 use flexiq_core::store::{
     ChildDependency, Dependencies, DependenciesRequest, Flows, RemoveChildDependencyRequest,
@@ -60,32 +62,14 @@ pub(crate) struct Edge {
 }
 
 impl Edge {
+    /// The edge as core's rules read it.
+    pub(crate) fn read(&self) -> EdgeRead<'_> {
+        EdgeRead { dep: &self.dep, policy: self.policy, status: self.status }
+    }
+
     /// Whether the dependency failed under `remove_dependency`, so the edge is not kept.
     pub(crate) fn dropped(&self) -> bool {
-        self.policy == EdgePolicy::RemoveDependency
-            && self.status.is_some_and(|s| DependencyClass::of(s) == DependencyClass::Failed)
-    }
-}
-
-/// Where a job stands over its edges.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Standing {
-    /// Every edge is settled, or a `continue_parent` dependency failed: claimable.
-    Ready,
-    /// Some edge is still open.
-    Waiting,
-    /// A dependency failed under a policy that ends the job: insert or keep it waiting, then
-    /// fire this.
-    Fails(Event),
-}
-
-impl Standing {
-    /// The status a new row is inserted with.
-    pub(crate) fn insert_status(&self) -> JobStatus {
-        match self {
-            Standing::Ready => JobStatus::Pending,
-            Standing::Waiting | Standing::Fails(_) => JobStatus::Waiting,
-        }
+        self.read().dropped()
     }
 }
 
@@ -123,31 +107,10 @@ fn last_error(conn: &Connection, ns: &str, id: &str) -> Result<Option<String>> {
     Ok(e.flatten())
 }
 
-/// Where a job with `edges` stands: the first failed dependency (in edge order) whose policy
-/// ends the job decides; otherwise a failed `continue_parent` dependency or every edge settled
-/// ([`edge_settled`]) makes it ready. A dependency that is gone counts as no dependency, and so
-/// does one that failed under `remove_dependency` (see [`Edge::dropped`]).
+/// Where a job with `edges` stands (core's [`standing`](flexiq_core::standing::standing)),
+/// reading a `fail_parent` dependency's last error when it decides.
 pub(crate) fn standing(conn: &Connection, ns: &str, edges: &[Edge]) -> Result<Standing> {
-    let (mut open, mut release) = (false, false);
-    for e in edges {
-        let Some(status) = e.status else { continue };
-        if DependencyClass::of(status) != DependencyClass::Failed {
-            open |= !edge_settled(e.policy, status);
-            continue;
-        }
-        match e.policy.on_child_failed() {
-            ChildFailure::CancelParent => {
-                return Ok(Standing::Fails(Event::DependencyFailed { dependency: e.dep.clone() }));
-            }
-            ChildFailure::FailParent => {
-                let error = last_error(conn, ns, &e.dep)?;
-                return Ok(Standing::Fails(Event::ChildFailed { child: e.dep.clone(), error }));
-            }
-            ChildFailure::ReleaseParent => release = true,
-            ChildFailure::SettleEdge | ChildFailure::RemoveEdge => {}
-        }
-    }
-    Ok(if release || !open { Standing::Ready } else { Standing::Waiting })
+    flexiq_core::standing::standing(edges.iter().map(Edge::read), |i| last_error(conn, ns, &edges[i].dep))
 }
 
 /// Whether every edge of job `id` is settled ([`edge_settled`]); a dependency gone from the
