@@ -30,6 +30,11 @@ const TAKE: &str = "INSERT INTO dedup_keys (ns, key, job_id, queue, expires_at) 
     ON CONFLICT (ns, key) DO UPDATE SET job_id = excluded.job_id, queue = excluded.queue,
         expires_at = excluded.expires_at";
 
+/// Key `?2` of `?1` taken by job `?3` of queue `?4`, lapsing at `?5`, when it has no record.
+const TAKE_FREE: &str =
+    "INSERT INTO dedup_keys (ns, key, job_id, queue, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+    ON CONFLICT (ns, key) DO NOTHING";
+
 /// A holder that has not started takes a duplicate's payload and options; its id, queue, task
 /// and status stay.
 const REPLACE: &str = "UPDATE jobs SET payload = ?3, priority = ?4, run_at = ?5, max_retries = ?6,
@@ -48,6 +53,23 @@ pub(crate) fn hold(conn: &Connection, ns: &str, key: &str) -> Result<Option<Dedu
     let job_id = JobId::from_trusted(id);
     let holder_status = dep_status(conn, ns, &job_id)?;
     Ok(Some(DedupHold { job_id, expires_at, holder_status }))
+}
+
+/// Gives `key` of `ns` to `job`, lapsing at `expires_at`, if the key has no record; true when
+/// it had none (the record is then written).
+pub(crate) fn take_free(
+    conn: &Connection,
+    ns: &str,
+    key: &str,
+    job: &NewJob,
+    expires_at: Option<i64>,
+) -> Result<bool> {
+    let n = conn
+        .prepare_cached(TAKE_FREE)
+        .db()?
+        .execute((ns, key, job.id.as_str(), &job.queue, expires_at))
+        .db()?;
+    Ok(n == 1)
 }
 
 /// Gives `key` of `ns` to the newly inserted `job`, lapsing at `expires_at`.

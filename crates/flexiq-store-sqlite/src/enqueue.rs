@@ -264,7 +264,11 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
         if let Some(d) = &j.dedup {
             insert_rows(conn, ns, req.now, &buffered)?;
             buffered.clear();
-            match plan_dedup(d, dedup::hold(conn, ns, &d.id)?.as_ref(), req.now) {
+            // A free key is taken at once: with no record, every mode inserts.
+            let free = dedup::take_free(conn, ns, &d.id, j, d.expires_at(req.now))?;
+            let hold = if free { None } else { dedup::hold(conn, ns, &d.id)? };
+            match plan_dedup(d, hold.as_ref(), req.now) {
+                DedupPlan::Insert { .. } if free => {}
                 DedupPlan::Insert { expires_at } => taken = Some(expires_at),
                 DedupPlan::Ignore { holder, extend_to, replace } => {
                     dedup::keep(ctx, ns, j, &holder, extend_to, replace, req.now)?;
