@@ -22,6 +22,8 @@ pub mod cases;
 pub mod fixtures;
 pub mod kit;
 mod list;
+#[cfg(feature = "redis")]
+pub mod redis_kit;
 
 /// A fresh, isolated backing for one test case.
 #[async_trait::async_trait]

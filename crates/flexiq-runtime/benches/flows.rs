@@ -111,39 +111,13 @@ impl Fresh {
                 client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.unwrap();
             }
             #[cfg(feature = "redis")]
-            (Target::Redis, Some(prefix)) => delete_prefix(&prefix).await,
+            (Target::Redis, Some(prefix)) => {
+                let url = env_or("FLEXIQ_REDIS_URL", "redis://127.0.0.1:6379");
+                flexiq_conformance::redis_kit::delete_prefix(&url, &prefix).await
+            }
             _ => {}
         }
     }
-}
-
-#[cfg(feature = "redis")]
-async fn delete_prefix(prefix: &str) {
-    use fred::prelude::*;
-    use fred::types::{ClusterHash, CustomCommand};
-    let url = env_or("FLEXIQ_REDIS_URL", "redis://127.0.0.1:6379");
-    let client = Builder::from_config(Config::from_url(&url).unwrap()).build().unwrap();
-    client.init().await.unwrap();
-    for pattern in [format!("{{{prefix}:*"), format!("{{{prefix}}}*"), format!("{prefix}*")] {
-        let mut cursor = "0".to_string();
-        loop {
-            let (next, keys): (String, Vec<String>) = client
-                .custom(
-                    CustomCommand::new_static("SCAN", ClusterHash::Random, false),
-                    vec![cursor.clone(), "MATCH".into(), pattern.clone(), "COUNT".into(), "1000".into()],
-                )
-                .await
-                .unwrap();
-            if !keys.is_empty() {
-                let _: i64 = client.unlink(keys).await.unwrap();
-            }
-            if next == "0" {
-                break;
-            }
-            cursor = next;
-        }
-    }
-    let _ = client.quit().await;
 }
 
 fn on(queue: &str) -> EnqueueOptions {

@@ -49,7 +49,7 @@ where
 {
     let prefix = unique(&format!("fqcli{tag}"));
     let result = tokio::spawn(script(format!("{}?prefix={prefix}", crate::redis::redis_url()))).await;
-    crate::redis::delete_prefix(&prefix).await;
+    flexiq_conformance::redis_kit::delete_prefix(&crate::redis::redis_url(), &prefix).await;
     if let Err(e) = result {
         std::panic::resume_unwind(e.into_panic());
     }

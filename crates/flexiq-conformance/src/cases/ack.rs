@@ -193,3 +193,24 @@ pub async fn ack_empty_batch_returns_nothing(h: &dyn Harness) {
     let s = open(h, "default").await;
     assert!(s.ack(AckRequest { acks: vec![], now: now() }).await.unwrap().is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_ack {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            ack::ack_complete_stores_result,
+            ack::ack_mixed_batch_keeps_each_outcome,
+            ack::ack_fail_retries_with_backoff,
+            ack::ack_fail_appends_job_errors,
+            ack::ack_exhausted_retries_dead_letter,
+            ack::ack_non_retryable_fails_without_dead_letter,
+            ack::ack_zero_retries_dies_on_first_failure,
+            ack::ack_suspend_gives_attempt_back,
+            ack::ack_defer_gives_attempt_back,
+            ack::ack_repeated_defer_never_exhausts_budget,
+            ack::ack_empty_batch_returns_nothing,
+        );
+    };
+}

@@ -267,3 +267,22 @@ pub async fn admin_remove_orphans_finds_none_after_removals(h: &dyn Harness) {
     assert_eq!(s.remove_orphans().await.unwrap(), 0);
     assert_kind(s.obliterate(obliterate(false, 0, at(3))).await, ErrorKind::InvalidArgument);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_admin {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            admin::admin_clean_removes_old_jobs_of_one_status,
+            admin::admin_clean_takes_history_and_frees_dependents,
+            admin::admin_clean_bad_input_removes_nothing,
+            admin::admin_drain_removes_waiting_work,
+            admin::admin_obliterate_in_pages_leaves_nothing,
+            admin::admin_obliterate_refuses_running_without_force,
+            admin::admin_retry_jobs_moves_finished_jobs_back,
+            admin::admin_rate_limit_ttl_counts_down,
+            admin::admin_remove_orphans_finds_none_after_removals,
+        );
+    };
+}

@@ -81,3 +81,16 @@ pub async fn admin_remove_job_refuses_running(h: &dyn Harness) {
 async fn open_default(h: &dyn Harness) -> std::sync::Arc<dyn flexiq_core::Store> {
     crate::fixtures::open(h, "default").await
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_admin_remove {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            admin_remove::admin_remove_job_frees_its_dependents,
+            admin_remove::admin_remove_job_with_children,
+            admin_remove::admin_remove_job_refuses_running,
+        );
+    };
+}

@@ -109,3 +109,22 @@ pub async fn admission_cap_agrees_with_count_pending(h: &dyn Harness) {
     enqueue(&*s, jobs("q", 1), Some(counted + 1), now()).await.unwrap();
     assert_eq!(s.count_pending("q").await.unwrap(), counted + 1);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_admission {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            admission::admission_full_queue_reports_count_pending,
+            admission::admission_cap_is_inclusive,
+            admission::admission_running_jobs_do_not_count,
+            admission::admission_other_queues_unaffected,
+            admission::admission_whole_batch_rejected,
+            admission::admission_mixed_queue_batch_rejected_whole,
+            admission::admission_no_cap_admits_everything,
+            admission::admission_count_pending_of_unknown_queue_is_zero,
+            admission::admission_cap_agrees_with_count_pending,
+        );
+    };
+}

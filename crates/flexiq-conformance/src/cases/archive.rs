@@ -189,3 +189,20 @@ pub async fn archive_empty_lists_nothing(h: &dyn Harness) {
     let p = s.list_archived_after(ListArchivedAfterRequest { limit: 10, after: None }).await.unwrap();
     assert!(p.items.is_empty() && p.next_cursor.is_none());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_archive {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            archive::archive_moves_terminal_jobs,
+            archive::archive_respects_cutoff,
+            archive::archive_honours_limit,
+            archive::archive_list_newest_first_by_finish,
+            archive::archive_pages_walk_by_finish_time,
+            archive::archive_pages_bad_cursor_is_invalid,
+            archive::archive_empty_lists_nothing,
+        );
+    };
+}

@@ -151,3 +151,25 @@ pub async fn cancel_ack_ends_running_job_cancelled(h: &dyn Harness) {
     let again = AckKind::Complete { result: None };
     assert_eq!(ack(&*s, &c, again, at(4)).await, AckOutcome::Superseded, "a cancelled job stays cancelled");
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_cancel {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            cancel::cancel_pending_job,
+            cancel::cancel_delayed_job,
+            cancel::cancel_cascades_to_dependents,
+            cancel::cancel_waiting_and_suspended,
+            cancel::cancel_running_is_false,
+            cancel::cancel_terminal_is_false,
+            cancel::cancel_unknown_is_not_found,
+            cancel::cancel_request_flags_running_job,
+            cancel::cancel_request_on_pending_cancels_outright,
+            cancel::cancel_request_on_terminal_is_false,
+            cancel::cancel_request_unknown_is_not_found,
+            cancel::cancel_ack_ends_running_job_cancelled,
+        );
+    };
+}

@@ -62,3 +62,18 @@ pub async fn caps_counts_jobs_already_running(h: &dyn Harness) {
     s.set_concurrency(SetConcurrencyRequest { queue: "q".into(), max: Some(3) }).await.unwrap();
     assert!(take_from(&*s, &["q"], 10, now()).await.is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_caps {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            caps::caps_claims_stop_at_cap,
+            caps::caps_other_queues_unaffected,
+            caps::caps_clearing_lifts_limit,
+            caps::caps_zero_is_invalid,
+            caps::caps_counts_jobs_already_running,
+        );
+    };
+}

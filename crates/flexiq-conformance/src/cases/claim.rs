@@ -163,3 +163,26 @@ pub async fn claim_counts_attempts_across_retries(h: &dyn Harness) {
     assert_eq!(c2.fence.attempt, 2);
     assert_eq!(c2.fence.started_at, at(2));
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_claim {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            claim::claim_highest_priority_first,
+            claim::claim_earlier_run_at_first,
+            claim::claim_ties_broken_by_id,
+            claim::claim_priority_outranks_run_at,
+            claim::claim_skips_delayed_until_run_at,
+            claim::claim_honours_limit,
+            claim::claim_limit_zero_is_invalid,
+            claim::claim_selects_queues,
+            claim::claim_stamps_attempt_and_fence,
+            claim::claim_never_returns_running_jobs,
+            claim::claim_suspended_job_after_run_at,
+            claim::claim_ignores_terminal_jobs,
+            claim::claim_counts_attempts_across_retries,
+        );
+    };
+}

@@ -109,3 +109,18 @@ pub async fn claim_seq_starts_at_zero(h: &dyn Harness) {
     let id = crate::fixtures::put(&*s, job("t", ""), now()).await;
     assert_eq!(get(&*s, &id).await.claim_seq, 0);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_claim_seq {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            claim_seq::claim_seq_requeue_in_same_ms_supersedes_first_fence,
+            claim_seq::claim_seq_defer_in_same_ms_supersedes_first_fence,
+            claim_seq::claim_seq_suspend_in_same_ms_supersedes_first_fence,
+            claim_seq::claim_seq_counts_every_claim,
+            claim_seq::claim_seq_starts_at_zero,
+        );
+    };
+}

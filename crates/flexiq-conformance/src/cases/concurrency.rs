@@ -131,3 +131,17 @@ pub async fn concurrency_cap_holds_while_jobs_complete(h: &dyn Harness) {
     assert_eq!(total, 30);
     assert_eq!(s.stats(Some("q")).await.unwrap().completed, 30);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_concurrency {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            concurrency::concurrency_racing_claimers_never_share_a_job,
+            concurrency::concurrency_racing_handles_never_share_a_job,
+            concurrency::concurrency_cap_holds_across_racing_claimers,
+            concurrency::concurrency_cap_holds_while_jobs_complete,
+        );
+    };
+}

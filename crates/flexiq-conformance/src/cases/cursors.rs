@@ -244,3 +244,22 @@ pub async fn cursors_other_listing_is_invalid(h: &dyn Harness) {
         ErrorKind::InvalidArgument,
     );
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_cursors {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            cursors::cursors_pages_walk_every_row_once,
+            cursors::cursors_exact_multiple_has_no_trailing_page,
+            cursors::cursors_empty_listing_has_no_cursor,
+            cursors::cursors_stable_under_inserts,
+            cursors::cursors_filtered_walk_matches_offset_listing,
+            cursors::cursors_garbage_is_invalid,
+            cursors::cursors_tampered_is_invalid,
+            cursors::cursors_other_filter_is_invalid,
+            cursors::cursors_other_listing_is_invalid,
+        );
+    };
+}

@@ -86,3 +86,19 @@ pub async fn dag_isolated_job_is_single_node(h: &dyn Harness) {
     assert_eq!(node_ids(&g), [a.to_string()].into_iter().collect());
     assert!(g.edges.is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_dag {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            dag::dag_chain_both_directions,
+            dag::dag_transitive_from_either_end,
+            dag::dag_nodes_carry_task_and_status,
+            dag::dag_diamond_has_each_edge_once,
+            dag::dag_unknown_id_is_empty,
+            dag::dag_isolated_job_is_single_node,
+        );
+    };
+}

@@ -164,3 +164,24 @@ pub async fn dead_retry_of_revoked_task_is_task_revoked(h: &dyn Harness) {
     s.unrevoke_task("t").await.unwrap();
     s.retry_dead(RetryDeadRequest { dead_id: entry.id.clone(), now: at(3) }).await.unwrap();
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_dead {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            dead::dead_list_newest_first,
+            dead::dead_list_offset_and_limit,
+            dead::dead_list_by_task,
+            dead::dead_retry_creates_fresh_job,
+            dead::dead_retry_unknown_is_not_found,
+            dead::dead_retry_by_job_id_is_not_found,
+            dead::dead_delete_true_then_false,
+            dead::dead_purge_by_age,
+            dead::dead_purge_by_task,
+            dead::dead_entry_keeps_metadata,
+            dead::dead_retry_of_revoked_task_is_task_revoked,
+        );
+    };
+}

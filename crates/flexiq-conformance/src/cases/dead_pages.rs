@@ -84,3 +84,17 @@ pub async fn dead_pages_zero_limit_is_invalid(h: &dyn Harness) {
         ErrorKind::InvalidArgument,
     );
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_dead_pages {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            dead_pages::dead_pages_walk_every_entry_once,
+            dead_pages::dead_pages_stable_under_new_entries,
+            dead_pages::dead_pages_bad_cursor_is_invalid,
+            dead_pages::dead_pages_zero_limit_is_invalid,
+        );
+    };
+}

@@ -241,3 +241,23 @@ pub async fn dedup_bad_options_write_nothing(h: &dyn Harness) {
     assert_eq!(count(&*s).await, 0);
     assert_eq!(holder(&*s, 1).await, None);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_dedup {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            dedup::dedup_simple_holds_until_the_holder_finishes,
+            dedup::dedup_throttle_holds_for_its_window,
+            dedup::dedup_debounce_extends_and_replaces,
+            dedup::dedup_debounce_without_extend_lapses,
+            dedup::dedup_keep_last_if_active_keeps_one_running_and_one_waiting,
+            dedup::dedup_job_id_and_delete_key,
+            dedup::dedup_keys_are_per_namespace_and_work_within_a_batch,
+            dedup::dedup_obliterate_frees_the_queue_keys,
+            dedup::dedup_concurrent_debounce_leaves_one_job,
+            dedup::dedup_bad_options_write_nothing,
+        );
+    };
+}

@@ -178,3 +178,26 @@ pub async fn dependencies_archived_dependency_counts_as_finished(h: &dyn Harness
     let c = put(&*s, job_after("c", &[&ca.job.id]), at(6_000)).await;
     assert_eq!(status(&*s, &c).await, JobStatus::Cancelled);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_dependencies {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            dependencies::dependencies_dependent_waits,
+            dependencies::dependencies_completion_releases_dependent,
+            dependencies::dependencies_wait_for_all,
+            dependencies::dependencies_failed_dependency_cancels_transitively,
+            dependencies::dependencies_dead_dependency_cancels_dependents,
+            dependencies::dependencies_cancelled_dependency_cancels_dependents,
+            dependencies::dependencies_retrying_dependency_keeps_dependents_waiting,
+            dependencies::dependencies_unknown_dependency_rejected,
+            dependencies::dependencies_other_namespace_dependency_rejected,
+            dependencies::dependencies_on_earlier_job_in_same_batch,
+            dependencies::dependencies_already_completed_dependency_is_pending,
+            dependencies::dependencies_archived_dependency_counts_as_finished,
+            dependencies::dependencies_diamond_releases_join_once,
+        );
+    };
+}

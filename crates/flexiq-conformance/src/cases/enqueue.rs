@@ -177,3 +177,26 @@ pub async fn enqueue_ids_carry_the_injected_clock(h: &dyn Harness) {
     let retried = s.retry_dead(RetryDeadRequest { dead_id: entry.id.clone(), now: at(9_000) }).await.unwrap();
     assert_eq!(retried.unix_ms(), Some(at(9_000)), "dead-letter retry id {retried}");
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_enqueue {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            enqueue::enqueue_returns_ids_in_order,
+            enqueue::enqueue_reports_created_for_new_jobs,
+            enqueue::enqueue_applies_defaults,
+            enqueue::enqueue_stores_every_option,
+            enqueue::enqueue_payload_bytes_round_trip,
+            enqueue::enqueue_empty_payload_round_trips,
+            enqueue::enqueue_delayed_job_keeps_future_run_at,
+            enqueue::enqueue_absolute_run_at_is_kept,
+            enqueue::enqueue_batch_with_bad_dependency_writes_nothing,
+            enqueue::enqueue_after_rejected_batch_still_works,
+            enqueue::enqueue_large_batch_is_complete,
+            enqueue::enqueue_keeps_pre_assigned_ids,
+            enqueue::enqueue_ids_carry_the_injected_clock,
+        );
+    };
+}

@@ -146,3 +146,22 @@ pub async fn fence_pending_job_cannot_be_acked(h: &dyn Harness) {
     assert_eq!(s.ack(AckRequest { acks: vec![a], now: at(1) }).await.unwrap(), vec![AckOutcome::Superseded]);
     assert_eq!(get(&*s, &id).await.status, JobStatus::Pending);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_fence {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            fence::fence_wrong_started_at_is_superseded,
+            fence::fence_wrong_attempt_is_superseded,
+            fence::fence_wrong_claim_seq_is_superseded,
+            fence::fence_previous_attempt_cannot_overwrite,
+            fence::fence_double_complete_is_superseded,
+            fence::fence_unknown_job_is_superseded,
+            fence::fence_mixed_batch_outcomes_in_order,
+            fence::fence_same_job_twice_in_one_batch,
+            fence::fence_pending_job_cannot_be_acked,
+        );
+    };
+}

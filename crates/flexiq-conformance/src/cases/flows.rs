@@ -257,3 +257,22 @@ pub async fn flows_bad_edges_write_nothing(h: &dyn Harness) {
         ErrorKind::InvalidArgument,
     );
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_flows {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            flows::flows_three_levels_run_bottom_up,
+            flows::flows_fail_parent_fails_every_level_above,
+            flows::flows_continue_parent_releases_at_once,
+            flows::flows_ignore_dependency_waits_for_the_rest,
+            flows::flows_remove_dependency_drops_the_edge,
+            flows::flows_cancelled_child_follows_its_policy,
+            flows::flows_dependencies_page_by_child_id,
+            flows::flows_remove_child_dependency_releases_the_parent,
+            flows::flows_bad_edges_write_nothing,
+        );
+    };
+}

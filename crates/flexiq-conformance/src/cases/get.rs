@@ -55,3 +55,19 @@ pub async fn get_result_empty_bytes_kept(h: &dyn Harness) {
     complete(&*s, &c, Some(&[]), at(1)).await;
     assert_eq!(s.get_result(&c.job.id).await.unwrap(), Some(vec![]));
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_get {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            get::get_unknown_is_none,
+            get::get_result_unknown_is_not_found,
+            get::get_result_bytes_round_trip,
+            get::get_result_none_before_completion,
+            get::get_result_none_without_result,
+            get::get_result_empty_bytes_kept,
+        );
+    };
+}

@@ -89,3 +89,19 @@ pub async fn heartbeat_empty_batch_returns_nothing(h: &dyn Harness) {
     let s = open(h, "default").await;
     assert!(s.heartbeat(HeartbeatRequest { jobs: vec![], now: now() }).await.unwrap().is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_heartbeat {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            heartbeat::heartbeat_renews_lease,
+            heartbeat::heartbeat_lost_lease_is_superseded,
+            heartbeat::heartbeat_stale_fence_or_unknown_is_superseded,
+            heartbeat::heartbeat_reports_cancel_requested,
+            heartbeat::heartbeat_batch_replies_in_order,
+            heartbeat::heartbeat_empty_batch_returns_nothing,
+        );
+    };
+}

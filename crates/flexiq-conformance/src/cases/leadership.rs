@@ -86,3 +86,20 @@ pub async fn leadership_race_has_one_winner(h: &dyn Harness) {
     }
     assert_eq!(wins, 1);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_leadership {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            leadership::leadership_acquire_free_lease,
+            leadership::leadership_others_refused_until_expiry,
+            leadership::leadership_lapsed_lease_taken_over,
+            leadership::leadership_holder_renews,
+            leadership::leadership_release,
+            leadership::leadership_names_are_independent,
+            leadership::leadership_race_has_one_winner,
+        );
+    };
+}

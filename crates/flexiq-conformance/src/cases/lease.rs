@@ -166,3 +166,22 @@ pub async fn lease_expire_runaway_exhausted_goes_dead(h: &dyn Harness) {
     let out = ack(&*s, &c, AckKind::Complete { result: None }, at(2_001)).await;
     assert_eq!(out, AckOutcome::Superseded);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_lease {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            lease::lease_release_stale_stamps_heartbeat_lost,
+            lease::lease_release_stale_spares_fresh_jobs,
+            lease::lease_released_job_old_fence_superseded,
+            lease::lease_release_stale_exhausted_goes_dead,
+            lease::lease_release_stale_only_touches_running,
+            lease::lease_expire_runaway_stamps_absolute_cap,
+            lease::lease_expire_runaway_spares_young_attempts,
+            lease::lease_expire_runaway_counts_from_start,
+            lease::lease_expire_runaway_exhausted_goes_dead,
+        );
+    };
+}

@@ -148,3 +148,24 @@ pub async fn listing_job_errors_unknown_is_not_found(h: &dyn Harness) {
     let id = put(&*s, job("t", ""), now()).await;
     assert!(s.job_errors(&id).await.unwrap().is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_listing {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            listing::listing_newest_first,
+            listing::listing_same_instant_ordered_by_id,
+            listing::listing_offset_and_limit,
+            listing::listing_filters_by_status,
+            listing::listing_filters_by_queue_and_task,
+            listing::listing_filtered_by_metadata_substring,
+            listing::listing_filtered_by_error_substring,
+            listing::listing_filtered_by_created_range,
+            listing::listing_filtered_combines_with_status,
+            listing::listing_bad_limit_is_invalid,
+            listing::listing_job_errors_unknown_is_not_found,
+        );
+    };
+}

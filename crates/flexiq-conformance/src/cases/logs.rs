@@ -143,3 +143,20 @@ pub async fn logs_progress_out_of_range_is_invalid(h: &dyn Harness) {
     }
     assert_eq!(get(&*s, &c.job.id).await.progress, None);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_logs {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            logs::logs_append_and_read_oldest_first,
+            logs::logs_are_per_job,
+            logs::logs_unknown_job_is_not_found,
+            logs::logs_progress_with_fence_recorded,
+            logs::logs_progress_stale_fence_superseded,
+            logs::logs_progress_after_finish_superseded,
+            logs::logs_progress_out_of_range_is_invalid,
+        );
+    };
+}

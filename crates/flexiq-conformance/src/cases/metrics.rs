@@ -98,3 +98,20 @@ pub async fn metrics_heartbeat_loss_records_nothing(h: &dyn Harness) {
     );
     assert!(s.get_metrics(GetMetricsRequest { since_ms: now(), task: None }).await.unwrap().is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_metrics {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            metrics::metrics_one_row_per_execution,
+            metrics::metrics_since_filter,
+            metrics::metrics_task_filter,
+            metrics::metrics_suspend_and_defer_record_nothing,
+            metrics::metrics_non_retryable_failure_recorded,
+            metrics::metrics_oldest_first,
+            metrics::metrics_heartbeat_loss_records_nothing,
+        );
+    };
+}

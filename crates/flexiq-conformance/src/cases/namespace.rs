@@ -177,3 +177,22 @@ pub async fn namespace_empty_name_is_invalid(h: &dyn Harness) {
         Err(e) => assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}"),
     }
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_namespace {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            namespace::namespace_jobs_invisible,
+            namespace::namespace_unique_keys_independent,
+            namespace::namespace_cannot_touch_foreign_jobs,
+            namespace::namespace_queue_limits_independent,
+            namespace::namespace_listings_and_stats_independent,
+            namespace::namespace_dead_letters_independent,
+            namespace::namespace_leases_independent,
+            namespace::namespace_sweeps_scoped,
+            namespace::namespace_empty_name_is_invalid,
+        );
+    };
+}

@@ -98,3 +98,17 @@ pub async fn namespace_dag_of_foreign_job_is_empty(h: &dyn Harness) {
     let g = b.job_dag(&x).await.unwrap();
     assert!(g.nodes.is_empty() && g.edges.is_empty(), "{g:?}");
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_namespace_history {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            namespace_history::namespace_metrics_independent,
+            namespace_history::namespace_retention_independent,
+            namespace_history::namespace_job_history_unreachable,
+            namespace_history::namespace_dag_of_foreign_job_is_empty,
+        );
+    };
+}

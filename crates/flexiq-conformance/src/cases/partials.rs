@@ -148,3 +148,19 @@ pub async fn partials_concurrent_publishers_gapless(h: &dyn Harness) {
         .collect();
     assert_eq!(stored, (1..=200).collect::<Vec<u64>>());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_partials {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            partials::partials_thousand_in_order_gapless,
+            partials::partials_after_seq,
+            partials::partials_limit_honoured,
+            partials::partials_unknown_job_is_not_found,
+            partials::partials_sequence_is_per_job,
+            partials::partials_concurrent_publishers_gapless,
+        );
+    };
+}

@@ -86,3 +86,21 @@ pub async fn pause_empty_queue_name_is_invalid(h: &dyn Harness) {
     assert_kind(s.pause("").await, ErrorKind::InvalidArgument);
     assert!(s.paused_queues().await.unwrap().is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_pause {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            pause::pause_claims_skip_paused_queue,
+            pause::pause_paused_queues_sorted,
+            pause::pause_is_idempotent,
+            pause::pause_is_persisted_across_handles,
+            pause::pause_is_per_namespace,
+            pause::pause_does_not_stop_running_jobs,
+            pause::pause_unknown_queue_config_is_default,
+            pause::pause_empty_queue_name_is_invalid,
+        );
+    };
+}

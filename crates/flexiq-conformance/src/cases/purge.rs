@@ -95,3 +95,20 @@ pub async fn purge_queue_cancels_dependents_elsewhere(h: &dyn Harness) {
     assert_eq!(s.purge_queue(PurgeQueueRequest { queue: "q".into(), now: at(1) }).await.unwrap(), 1);
     assert_eq!(status(&*s, &downstream).await, JobStatus::Cancelled);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_purge {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            purge::purge_queue_cancels_backlog,
+            purge::purge_queue_leaves_running_jobs,
+            purge::purge_queue_other_queues_untouched,
+            purge::purge_queue_empty_returns_zero,
+            purge::purge_completed_by_age,
+            purge::purge_completed_only_completed,
+            purge::purge_queue_cancels_dependents_elsewhere,
+        );
+    };
+}

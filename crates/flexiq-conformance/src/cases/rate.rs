@@ -141,3 +141,22 @@ pub async fn rate_tokens_spent_only_on_claimed_jobs(h: &dyn Harness) {
     assert_eq!(take_from(&*s, &["q"], 10, now()).await.len(), 2);
     assert!(take_from(&*s, &["q"], 10, now()).await.is_empty());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_rate {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            rate::rate_claims_beyond_bucket_return_fewer,
+            rate::rate_bucket_refills_with_time,
+            rate::rate_bucket_never_exceeds_its_size,
+            rate::rate_per_minute_window,
+            rate::rate_other_queues_unaffected,
+            rate::rate_clearing_lifts_limit,
+            rate::rate_limit_shared_across_handles,
+            rate::rate_malformed_limit_is_invalid,
+            rate::rate_tokens_spent_only_on_claimed_jobs,
+        );
+    };
+}

@@ -89,3 +89,20 @@ pub async fn replay_of_revoked_task_is_task_revoked(h: &dyn Harness) {
     assert!(s.replay_history(&id).await.unwrap().is_empty());
     assert_eq!(s.stats(None).await.unwrap().total(), 1);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_replay {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            replay::replay_creates_copy_with_new_id,
+            replay::replay_leaves_original_untouched,
+            replay::replay_history_newest_first,
+            replay::replay_history_empty_when_never_replayed,
+            replay::replay_unknown_is_not_found,
+            replay::replay_has_fresh_budget,
+            replay::replay_of_revoked_task_is_task_revoked,
+        );
+    };
+}

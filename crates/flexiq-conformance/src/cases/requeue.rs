@@ -55,3 +55,18 @@ pub async fn requeue_not_running_is_false(h: &dyn Harness) {
     assert!(!s.requeue(RequeueRequest { id: done.clone(), now: at(1) }).await.unwrap());
     assert_eq!(get(&*s, &done).await.status, JobStatus::Completed);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_requeue {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            requeue::requeue_running_returns_to_pending,
+            requeue::requeue_clears_cancel_request,
+            requeue::requeue_old_fence_superseded,
+            requeue::requeue_unknown_is_false,
+            requeue::requeue_not_running_is_false,
+        );
+    };
+}

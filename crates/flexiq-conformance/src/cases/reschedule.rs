@@ -173,3 +173,20 @@ pub async fn reschedule_lifo_with_a_delay_is_refused(h: &dyn Harness) {
     let ok = start(&*s, lifo(), at(0)).await;
     assert_eq!(ok.job.attempt, 1);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_reschedule {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            reschedule::reschedule_change_delay_moves_run_at,
+            reschedule::reschedule_bad_input_changes_nothing,
+            reschedule::reschedule_promote_makes_a_delayed_job_due,
+            reschedule::reschedule_promote_jobs_in_pages,
+            reschedule::reschedule_change_priority_reorders,
+            reschedule::reschedule_lifo_claims_newest_first,
+            reschedule::reschedule_lifo_with_a_delay_is_refused,
+        );
+    };
+}

@@ -156,3 +156,20 @@ pub async fn retention_effective_round_trips(h: &dyn Harness) {
     s.publish_effective_retention(&off).await.unwrap();
     assert_eq!(s.effective_retention().await.unwrap(), Some(off));
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_retention {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            retention::retention_counts_per_table,
+            retention::retention_counts_are_a_dry_run,
+            retention::retention_purge_deletes_old_rows,
+            retention::retention_unset_window_keeps_table,
+            retention::retention_purge_leaves_jobs_table,
+            retention::retention_effective_none_before_publish,
+            retention::retention_effective_round_trips,
+        );
+    };
+}

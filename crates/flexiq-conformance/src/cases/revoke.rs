@@ -86,3 +86,20 @@ pub async fn revoke_is_per_namespace(h: &dyn Harness) {
     put(&*b, job("t", ""), now()).await;
     assert_eq!(take(&*b, 10, now()).await.len(), 1);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_revoke {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            revoke::revoke_enqueue_is_task_revoked,
+            revoke::revoke_batch_with_revoked_task_rejected_whole,
+            revoke::revoke_existing_pending_jobs_still_run,
+            revoke::revoke_unrevoke_restores_task,
+            revoke::revoke_unrevoke_unknown_is_false,
+            revoke::revoke_list_sorted_and_deduplicated,
+            revoke::revoke_is_per_namespace,
+        );
+    };
+}

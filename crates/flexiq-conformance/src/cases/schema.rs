@@ -102,3 +102,23 @@ pub async fn schema_closed_handle_fails_with_closed(h: &dyn Harness) {
     };
     assert_kind(s.claim(req).await, ErrorKind::Closed);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_schema {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            schema::schema_migrate_is_idempotent,
+            schema::schema_migrate_keeps_data,
+            schema::schema_min_contract_default,
+            schema::schema_set_min_contract_raise,
+            schema::schema_set_min_contract_above_level_rejected,
+            schema::schema_set_min_contract_zero_rejected,
+            schema::schema_floor_shared_across_namespaces,
+            schema::schema_floor_above_level_refuses_open,
+            schema::schema_handle_reports_namespace_and_backend,
+            schema::schema_closed_handle_fails_with_closed,
+        );
+    };
+}

@@ -186,3 +186,25 @@ pub async fn settings_oversized_key_or_value_is_invalid(h: &dyn Harness) {
     );
     assert_eq!(s.get_setting("k").await.unwrap(), None);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_settings {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            settings::settings_get_unset_is_none,
+            settings::settings_set_and_overwrite,
+            settings::settings_set_if_expected_none,
+            settings::settings_set_if_matching_writes,
+            settings::settings_set_if_stale_is_false,
+            settings::settings_set_if_race_has_one_winner,
+            settings::settings_delete_true_then_false,
+            settings::settings_list_everything,
+            settings::settings_shared_across_namespaces,
+            settings::settings_values_round_trip,
+            settings::settings_empty_key_is_invalid,
+            settings::settings_oversized_key_or_value_is_invalid,
+        );
+    };
+}

@@ -110,3 +110,17 @@ pub async fn stalled_budget_bad_input(h: &dyn Harness) {
     assert_kind(blank, ErrorKind::InvalidArgument);
     assert_eq!(s.queue_config(SLOW).await.unwrap(), QueueConfig::default());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_stalled {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            stalled::stalled_job_fails_after_its_budget,
+            stalled::stalled_budget_is_per_queue,
+            stalled::stalled_count_starts_over_on_retry,
+            stalled::stalled_budget_bad_input,
+        );
+    };
+}

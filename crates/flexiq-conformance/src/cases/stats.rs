@@ -142,3 +142,22 @@ pub async fn stats_follow_transitions(h: &dyn Harness) {
     let st = s.stats(None).await.unwrap();
     assert_eq!((st.running, st.completed, st.total()), (0, 1, 1));
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_stats {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            stats::stats_counts_every_status,
+            stats::stats_delayed_jobs_are_pending,
+            stats::stats_for_one_queue,
+            stats::stats_by_queue_counts_each_queue,
+            stats::stats_all_queues_includes_configured_queues,
+            stats::stats_all_queues_keeps_purged_queue,
+            stats::stats_all_queues_knows_every_queue_a_job_entered,
+            stats::stats_count_pending_tracks_claims,
+            stats::stats_follow_transitions,
+        );
+    };
+}

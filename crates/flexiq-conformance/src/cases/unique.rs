@@ -111,3 +111,22 @@ pub async fn unique_duplicate_does_not_modify_existing_job(h: &dyn Harness) {
     assert_eq!(c.job.priority, 0);
     assert_eq!(c.job.created_at, now());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_unique {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            unique::unique_live_duplicate_returns_existing_id,
+            unique::unique_running_job_still_holds_key,
+            unique::unique_retrying_job_still_holds_key,
+            unique::unique_completed_job_frees_key,
+            unique::unique_cancelled_job_frees_key,
+            unique::unique_dead_job_frees_key,
+            unique::unique_duplicates_inside_one_batch_collapse,
+            unique::unique_distinct_keys_and_keyless_jobs_all_insert,
+            unique::unique_duplicate_does_not_modify_existing_job,
+        );
+    };
+}

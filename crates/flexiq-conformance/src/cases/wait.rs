@@ -124,3 +124,20 @@ pub async fn wait_for_work_wakes_on_requeue(h: &dyn Harness) {
     waited.unwrap();
     assert!(started.elapsed() < PROMPT, "woke after {:?}", started.elapsed());
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_wait {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            wait::wait_for_work_wakes_on_enqueue,
+            wait::wait_for_work_wakes_on_enqueue_from_other_handle,
+            wait::wait_for_work_returns_by_timeout,
+            wait::wait_for_job_wakes_on_completion,
+            wait::wait_for_job_returns_by_timeout,
+            wait::wait_for_job_wakes_on_partial,
+            wait::wait_for_work_wakes_on_requeue,
+        );
+    };
+}

@@ -86,3 +86,18 @@ pub async fn workers_list_current_jobs(h: &dyn Harness) {
     let w1 = listed.iter().find(|w| w.id == "w1").unwrap();
     assert_eq!(w1.current_jobs, vec![claimed[1].job.id.to_string()], "a finished job is not current");
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_workers {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            workers::workers_list_current_jobs,
+            workers::workers_heartbeat_registers,
+            workers::workers_heartbeat_refreshes,
+            workers::workers_list_many,
+            workers::workers_prune_by_cutoff,
+        );
+    };
+}

@@ -479,3 +479,29 @@ pub async fn workflow_upsert_wakes_idle_workers(h: &dyn Harness) {
     assert!(started.elapsed() < Duration::from_secs(2), "woke after {:?}", started.elapsed());
     assert_eq!(run_jobs(&*s, "r").await.len(), 1);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_workflow {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            workflow::workflow_upsert_inserts_stages_in_order,
+            workflow::workflow_upsert_replaces_completed_row,
+            workflow::workflow_upsert_replaces_running_row,
+            workflow::workflow_upsert_replacing_running_row_clears_its_lease,
+            workflow::workflow_upsert_replacement_resets_worker_lease_and_error,
+            workflow::workflow_upsert_replaces_rows_in_any_status,
+            workflow::workflow_upsert_replaces_waiting_row,
+            workflow::workflow_upsert_mixed_insert_and_replace,
+            workflow::workflow_upsert_bad_job_writes_nothing,
+            workflow::workflow_upsert_revoked_task_writes_nothing,
+            workflow::workflow_enqueue_of_existing_pair_is_conflict,
+            workflow::workflow_upsert_pairs_are_per_run_and_namespace,
+            workflow::workflow_jobs_of_run_oldest_first_any_status,
+            workflow::workflow_jobs_of_unknown_run_is_empty,
+            workflow::workflow_jobs_are_ordinary_jobs,
+            workflow::workflow_upsert_wakes_idle_workers,
+        );
+    };
+}

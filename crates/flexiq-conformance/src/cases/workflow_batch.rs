@@ -160,3 +160,18 @@ pub async fn workflow_fair_parallel_batches_never_exceed_cap(h: &dyn Harness) {
     assert_eq!(per_group, want, "each group runs exactly its cap");
     assert_eq!(s1.stats(Some(QUEUE)).await.unwrap().running, 10);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_workflow_batch {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            workflow_batch::workflow_fair_batch_without_cap_takes_best_jobs,
+            workflow_batch::workflow_fair_batch_matches_single_claims_in_a_row,
+            workflow_batch::workflow_fair_batch_three_tenants_in_one_claim,
+            workflow_batch::workflow_fair_batch_honours_concurrency_cap,
+            workflow_batch::workflow_fair_parallel_batches_never_exceed_cap,
+        );
+    };
+}

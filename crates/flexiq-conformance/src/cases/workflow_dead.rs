@@ -76,3 +76,15 @@ pub async fn workflow_dead_retry_refuses_a_stage_enqueued_since(h: &dyn Harness)
     let out = ack(&*s, &running, AckKind::Complete { result: None }, at(6)).await;
     assert_eq!(out, AckOutcome::Acknowledged, "the newer attempt is untouched");
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_workflow_dead {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            workflow_dead::workflow_dead_retry_revives_the_stage_in_place,
+            workflow_dead::workflow_dead_retry_refuses_a_stage_enqueued_since,
+        );
+    };
+}

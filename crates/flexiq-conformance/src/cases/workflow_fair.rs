@@ -473,3 +473,31 @@ pub async fn workflow_fair_leaves_plain_jobs_to_plain_claims(h: &dyn Harness) {
     let plain_claims = take_from(&*s, &[QUEUE], 10, now()).await;
     assert_eq!(plain_claims.iter().map(|c| c.job.id.clone()).collect::<Vec<_>>(), vec![plain]);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_workflow_fair {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            workflow_fair::workflow_fair_claim_without_cap_takes_best_job,
+            workflow_fair::workflow_fair_claim_stamps_fence_like_claim,
+            workflow_fair::workflow_fair_serves_filters_by_workflow_and_version,
+            workflow_fair::workflow_fair_claims_only_listed_queues,
+            workflow_fair::workflow_fair_skips_paused_queue,
+            workflow_fair::workflow_fair_leaves_plain_jobs_to_plain_claims,
+            workflow_fair::workflow_fair_honours_concurrency_cap_and_rate_limit,
+            workflow_fair::workflow_fair_skips_delayed_and_suspended_until_due,
+            workflow_fair::workflow_fair_three_tenants_start_within_five_claims,
+            workflow_fair::workflow_fair_capped_group_is_skipped,
+            workflow_fair::workflow_fair_cap_counts_running_jobs_in_requested_queues,
+            workflow_fair::workflow_fair_default_group_is_one_group,
+            workflow_fair::workflow_fair_round_robin_order,
+            workflow_fair::workflow_fair_priority_does_not_cross_groups,
+            workflow_fair::workflow_fair_rotation_is_per_namespace,
+            workflow_fair::workflow_fair_within_group_by_priority,
+            workflow_fair::workflow_fair_parallel_claimers_never_exceed_cap,
+            workflow_fair::workflow_fair_parallel_host_loops_never_exceed_cap,
+        );
+    };
+}

@@ -393,3 +393,24 @@ pub async fn workflow_run_requests_bad_input_change_nothing(h: &dyn Harness) {
     }
     assert_eq!(totals(&*s).await.pending, 2);
 }
+
+/// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cases_workflow_run {
+    ($callback:path, $make:path) => {
+        $callback!($make;
+            workflow_run::workflow_zombie_late_acks_are_superseded,
+            workflow_run::workflow_wedged_heartbeating_attempt_expired_by_runaway,
+            workflow_run::workflow_defer_twenty_times_keeps_attempt_budget,
+            workflow_run::workflow_cancel_run_cancels_unstarted_only,
+            workflow_run::workflow_cancel_run_cancels_dependents,
+            workflow_run::workflow_delete_stages_removes_any_status,
+            workflow_run::workflow_delete_running_stage_frees_caps,
+            workflow_run::workflow_delete_stages_empty_list_is_noop,
+            workflow_run::workflow_upsert_bad_input_writes_nothing,
+            workflow_run::workflow_claim_fair_bad_input_claims_nothing,
+            workflow_run::workflow_run_requests_bad_input_change_nothing,
+        );
+    };
+}

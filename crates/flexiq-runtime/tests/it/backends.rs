@@ -40,7 +40,9 @@ impl Backend {
             #[cfg(feature = "postgres")]
             Backend::Postgres { schema, .. } => drop_schema(&schema).await,
             #[cfg(feature = "redis")]
-            Backend::Redis { prefix, .. } => delete_prefix(&prefix).await,
+            Backend::Redis { prefix, .. } => {
+                flexiq_conformance::redis_kit::delete_prefix(&redis_url(), &prefix).await
+            }
         }
     }
 }
@@ -71,9 +73,7 @@ async fn drop_schema(schema: &str) {
 }
 
 #[cfg(feature = "redis")]
-fn redis_url() -> String {
-    std::env::var("FLEXIQ_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string())
-}
+use flexiq_conformance::redis_kit::redis_url;
 
 #[cfg(feature = "redis")]
 pub(crate) async fn redis() -> Backend {
@@ -81,33 +81,4 @@ pub(crate) async fn redis() -> Backend {
     let url = format!("{}?prefix={prefix}", redis_url());
     let queue = connect(&url, ConnectOptions::default()).await.expect("connect to redis");
     Backend::Redis { queue, prefix }
-}
-
-#[cfg(feature = "redis")]
-async fn delete_prefix(prefix: &str) {
-    use fred::prelude::*;
-    use fred::types::{ClusterHash, CustomCommand};
-    let client =
-        Builder::from_config(Config::from_url(&redis_url()).expect("redis url")).build().expect("client");
-    client.init().await.expect("connect for cleanup");
-    for pattern in [format!("{{{prefix}:*"), format!("{{{prefix}}}*")] {
-        let mut cursor = "0".to_string();
-        loop {
-            let (next, keys): (String, Vec<String>) = client
-                .custom(
-                    CustomCommand::new_static("SCAN", ClusterHash::Random, false),
-                    vec![cursor.clone(), "MATCH".into(), pattern.clone(), "COUNT".into(), "1000".into()],
-                )
-                .await
-                .expect("scan");
-            if !keys.is_empty() {
-                let _: i64 = client.unlink(keys).await.expect("unlink");
-            }
-            if next == "0" {
-                break;
-            }
-            cursor = next;
-        }
-    }
-    let _ = client.quit().await;
 }
