@@ -138,6 +138,10 @@ pub(crate) fn python() -> Result<(), String> {
             .args(["-m", "mypy.stubtest", "flexiq", "--allowlist"])
             .arg(py_crate.join("stubtest-allowlist.txt"))
             .current_dir(&py_crate),
+    )?;
+    run(
+        "async twin stubs (_aio.pyi is what tools/aio_stub.py makes)",
+        Command::new(venv.join("bin/python")).args(["tools/aio_stub.py", "--check"]).current_dir(&py_crate),
     )
 }
 

@@ -7,8 +7,9 @@ A twin is made, never written: :func:`async_twins` (a class decorator on ``Queue
 ``a``-prefixed coroutine for each, with the blocking method's signature, that runs it on
 flexiq's own thread pool (:func:`run_blocking`), where the engine releases the GIL, so the
 event loop never stalls on storage. A new blocking method therefore gets its twin by itself;
-``_aio.pyi`` declares each twin's exact signature for type checkers, and stubtest fails when
-the two disagree.
+``_aio.pyi`` declares each twin's exact signature for type checkers, and is written the same
+way (``tools/aio_stub.py`` walks the made twins; CI fails when the stub is not what it
+writes, and stubtest when a signature disagrees).
 
 Only the waits that may last are written by hand, beside their blocking forms
 (``aresult`` and ``astream`` in :mod:`flexiq._queue.wait`): they cut a long wait into short
