@@ -242,6 +242,29 @@ pub async fn dedup_bad_options_write_nothing(h: &dyn Harness) {
     assert_eq!(holder(&*s, 1).await, None);
 }
 
+/// A job of a revoked task under a dedup key is `TaskRevoked` whether the key is free or held,
+/// and writes nothing: the key is not taken, the holder keeps its payload and hold.
+pub async fn dedup_revoked_task_takes_no_key(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let d = dedup(DedupMode::Debounce, Some(10_000), true, true);
+    s.revoke_task("t").await.unwrap();
+    let first = dup("1", &d, Some(5_000), at(0));
+    let err = s.enqueue(EnqueueRequest { jobs: vec![first.clone()], max_pending: None, now: at(0) }).await;
+    assert_kind(err, ErrorKind::TaskRevoked);
+    assert!(s.get(&first.id).await.unwrap().is_none());
+    assert_eq!(holder(&*s, 1).await, None, "a refused enqueue takes no key");
+    assert!(s.unrevoke_task("t").await.unwrap());
+    let held = add(&*s, dup("2", &d, Some(5_000), at(2)), 2).await;
+    assert!(held.created);
+    s.revoke_task("t").await.unwrap();
+    let late = dup("3", &d, Some(5_000), at(3));
+    let err = s.enqueue(EnqueueRequest { jobs: vec![late], max_pending: None, now: at(3) }).await;
+    assert_kind(err, ErrorKind::TaskRevoked);
+    assert_eq!(holder(&*s, 4).await, Some(held.id.clone()));
+    assert_eq!(get(&*s, &held.id).await.payload, b"2".to_vec(), "the holder is not replaced");
+    assert_eq!(count(&*s).await, 1);
+}
+
 /// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
 #[doc(hidden)]
 #[macro_export]
@@ -258,6 +281,7 @@ macro_rules! __cases_dedup {
             dedup::dedup_obliterate_frees_the_queue_keys,
             dedup::dedup_concurrent_debounce_leaves_one_job,
             dedup::dedup_bad_options_write_nothing,
+            dedup::dedup_revoked_task_takes_no_key,
         );
     };
 }
