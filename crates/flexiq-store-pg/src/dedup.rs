@@ -18,13 +18,14 @@ use std::collections::{BTreeSet, HashMap};
 use flexiq_core::cursor::fingerprint;
 use flexiq_core::dedup::{plan_dedup, validate_dedup_key, DedupHold, DedupPlan};
 use flexiq_core::flow::EdgePolicy;
-use flexiq_core::store::{placed_run_at, DedupJobIdRequest, Deduplication};
-use flexiq_core::{Error, JobId, JobStatus, NewJob, Result};
+use flexiq_core::store::{DedupJobIdRequest, Deduplication};
+use flexiq_core::{JobId, JobStatus, NewJob, Result};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::db::{i64_of, jid, uid, Stmt};
+use crate::db::{jid, uid, Stmt};
+use crate::enqueue::Cols;
 use crate::row::status;
 use crate::store::PgStore;
 
@@ -211,17 +212,7 @@ impl DedupBatch {
         let mut holders: Vec<(Uuid, NewJob)> = self.replace.into_iter().collect();
         holders.sort_by_key(|h| h.0);
         for (h, j) in holders {
-            w.holder.push(h);
-            w.priority.push(j.priority);
-            w.run_at.push(placed_run_at(j.run_at, now));
-            w.retries.push(i32::try_from(j.max_retries).map_err(|_| {
-                Error::invalid(format!("max_retries {} of job {} is too large", j.max_retries, j.id))
-            })?);
-            w.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
-            w.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
-            w.timeout.push(j.timeout_ms.map(|t| i64_of("timeout ms", t)).transpose()?);
-            w.payload.push(j.payload);
-            w.metadata.push(j.metadata);
+            w.replaced.push(h, j, now)?;
         }
         Ok(w)
     }
@@ -234,15 +225,8 @@ pub(crate) struct DedupWrites {
     ids: Vec<Uuid>,
     queues: Vec<String>,
     expiry: Vec<Option<i64>>,
-    holder: Vec<Uuid>,
-    payload: Vec<Vec<u8>>,
-    priority: Vec<i32>,
-    run_at: Vec<i64>,
-    retries: Vec<i32>,
-    bb: Vec<i64>,
-    bm: Vec<i64>,
-    timeout: Vec<Option<i64>>,
-    metadata: Vec<Option<String>>,
+    /// The holders to overwrite (`id`) with the fields they take.
+    replaced: Cols,
 }
 
 impl DedupWrites {
@@ -260,20 +244,21 @@ impl DedupWrites {
     /// The overwrite of the replaced holders, when there is one; it returns a row per holder
     /// overwritten (one that had not started yet, and may have become due).
     pub(crate) fn replacements<'a>(&'a self, store: &PgStore) -> Option<Stmt<'a>> {
-        (!self.holder.is_empty()).then(|| {
+        let r = &self.replaced;
+        (!r.id.is_empty()).then(|| {
             Stmt::new(
                 "enqueue",
                 store.sql(REPLACE),
                 vec![
-                    &self.holder,
-                    &self.payload,
-                    &self.priority,
-                    &self.run_at,
-                    &self.retries,
-                    &self.bb,
-                    &self.bm,
-                    &self.timeout,
-                    &self.metadata,
+                    &r.id,
+                    &r.payload,
+                    &r.priority,
+                    &r.run_at,
+                    &r.max_retries,
+                    &r.bb,
+                    &r.bm,
+                    &r.timeout,
+                    &r.metadata,
                 ],
             )
         })

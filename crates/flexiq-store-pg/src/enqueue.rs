@@ -111,8 +111,9 @@ impl Cols {
     pub(crate) fn push(&mut self, id: Uuid, j: NewJob, now: i64) -> Result<()> {
         self.id.push(id);
         self.priority.push(j.priority);
-        self.max_retries
-            .push(i32::try_from(j.max_retries).map_err(|_| Error::invalid("max_retries is too large"))?);
+        self.max_retries.push(i32::try_from(j.max_retries).map_err(|_| {
+            Error::invalid(format!("max_retries {} of job {} is too large", j.max_retries, j.id))
+        })?);
         self.bb.push(i64_of("backoff base ms", j.backoff.base_ms)?);
         self.bm.push(i64_of("backoff max ms", j.backoff.max_ms)?);
         self.run_at.push(placed_run_at(j.run_at, now));
