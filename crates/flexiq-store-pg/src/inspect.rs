@@ -174,6 +174,14 @@ impl Inspect for PgStore {
         Ok(rows.first().map(|r| r.get::<_, i64>(1)).unwrap_or(0).max(0) as u64)
     }
 
+    async fn job_status(&self, id: &JobId) -> Result<Option<JobStatus>> {
+        let u = uid(id)?;
+        let ns: &str = &self.ns;
+        let sql = self.sql("SELECT status FROM {S}.jobs WHERE namespace = $1 AND id = $2");
+        let c = self.conn().await?;
+        c.opt("job status", &sql, &[&ns, &u]).await?.map(|r| status(r.get(0))).transpose()
+    }
+
     async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>> {
         let u = uid(id)?;
         let ns: &str = &self.ns;

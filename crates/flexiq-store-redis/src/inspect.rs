@@ -205,6 +205,12 @@ impl Inspect for RedisStore {
         Ok(int(&v).unwrap_or(0).max(0) as u64)
     }
 
+    async fn job_status(&self, id: &JobId) -> Result<Option<JobStatus>> {
+        self.ctx.check()?;
+        let v = self.ctx.conn.cmd("HGET", vec![s(self.ctx.keys.job(id.as_str())), s("st")]).await?;
+        text(&v).map(|st| row::status(&st)).transpose()
+    }
+
     async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>> {
         self.ctx.check()?;
         if !self.job_exists(id.as_str()).await? {

@@ -252,6 +252,20 @@ impl Inspect for SqliteStore {
         .await
     }
 
+    async fn job_status(&self, id: &JobId) -> Result<Option<JobStatus>> {
+        let (ns, id) = (self.ns(), id.clone());
+        self.read(move |conn| {
+            conn.prepare_cached("SELECT status FROM jobs WHERE id = ?1 AND ns = ?2")
+                .db()?
+                .query_row((id.as_str(), &*ns), |r| r.get::<_, u8>(0))
+                .optional()
+                .db()?
+                .map(JobStatus::from_code)
+                .transpose()
+        })
+        .await
+    }
+
     async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>> {
         let (ns, id) = (self.ns(), id.clone());
         self.read(move |conn| {

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::filter::JobFilter;
 use crate::history::{JobDag, JobError};
 use crate::id::JobId;
-use crate::job::Job;
+use crate::job::{Job, JobStatus};
 use crate::stats::Stats;
 
 /// An offset page of jobs matching a filter.
@@ -111,6 +111,11 @@ pub trait Inspect: Send + Sync {
 
     /// Pending jobs on one queue (index-backed; the `max_pending` number).
     async fn count_pending(&self, queue: &str) -> Result<u64>;
+
+    /// A live job's status alone: one field read by primary key, cheaper than
+    /// [`crate::store::JobStore::get`]. `None` for an id no live job carries, an archived job
+    /// included (archives are read with [`Inspect::list_archived`]).
+    async fn job_status(&self, id: &JobId) -> Result<Option<JobStatus>>;
 
     /// Every failed attempt of a job, oldest first; `NotFound` when unknown.
     async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>>;

@@ -7,7 +7,7 @@ use flexiq_core::store::{
     RequestCancelRequest, SetProgressRequest,
 };
 use flexiq_core::{
-    AckOutcome, EnqueueOptions, Fence, Job, JobDag, JobError, JobId, LogEntry, NewJob, ReplayEntry,
+    AckOutcome, EnqueueOptions, Fence, Job, JobDag, JobError, JobId, JobStatus, LogEntry, NewJob, ReplayEntry,
 };
 
 use super::{parse_id, Queue};
@@ -68,6 +68,15 @@ impl Queue {
     /// A job's current state; `None` for an id no job carries.
     pub async fn get_job(&self, id: &str) -> Result<Option<Job>> {
         Ok(self.store.get(&parse_id(id)?).await?)
+    }
+
+    /// Whether the job is in `status` now (`pending`, `running`, `completed`, `failed`,
+    /// `dead`, `cancelled`, `suspended` or `waiting`): one field read, cheaper than
+    /// [`Queue::get_job`]. False for an unknown or archived job; `InvalidArgument` for a
+    /// malformed id or an unknown status.
+    pub async fn is_job_in_state(&self, job_id: &str, status: &str) -> Result<bool> {
+        let status = status.parse::<JobStatus>()?;
+        Ok(self.store.job_status(&parse_id(job_id)?).await? == Some(status))
     }
 
     /// The result bytes of a completed job; `None` while it is not completed (or completed
