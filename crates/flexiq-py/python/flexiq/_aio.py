@@ -6,7 +6,8 @@ A twin is made, never written: :func:`async_twins` (a class decorator on ``Queue
 (:class:`AsyncMixin` for ``Queue``, :class:`WorkflowAsyncMixin` for ``WorkflowJobs``) an
 ``a``-prefixed coroutine for each, with the blocking method's signature, that runs it on
 flexiq's own thread pool (:func:`run_blocking`), where the engine releases the GIL, so the
-event loop never stalls on storage. A new blocking method therefore gets its twin by itself;
+event loop never stalls on storage. A new blocking method therefore gets its twin by itself,
+a native call forwarded by :mod:`flexiq._queue.forward` included;
 ``_aio.pyi`` declares each twin's exact signature for type checkers, and is written the same
 way (``tools/aio_stub.py`` walks the made twins; CI fails when the stub is not what it
 writes, and stubtest when a signature disagrees).

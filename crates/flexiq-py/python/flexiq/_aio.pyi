@@ -3,7 +3,9 @@ and :class:`flexiq.WorkflowJobs`.
 
 Each twin is made at import time from its blocking method (see ``_aio.py``); this stub is
 what type checkers see. The class bodies are written by ``tools/aio_stub.py`` from the made
-twins (run it after adding a blocking method); stubtest checks every line against them.
+twins (run it after adding a blocking method); stubtest checks every line against them. The
+twin of a call forwarded from the native queue (``_queue/forward.py``) is declared with the
+types ``_flexiq.pyi`` gives that call, and the script imports what they name.
 The twins are grouped as their blocking forms are, by module of :mod:`flexiq._queue`;
 ``aresult`` and ``astream`` are written by hand in ``_queue/wait.py``.
 """
@@ -40,6 +42,7 @@ def async_twin(
 ) -> Callable[..., Coroutine[Any, Any, Any]]: ...
 def async_twins(*, not_io: Iterable[str] = (), into: Optional[type] = None) -> Callable[[C], C]: ...
 
+# Written by tools/aio_stub.py from here on.
 class AsyncMixin:
     # _queue/jobs.py
     async def aenqueue(self, task_name: str, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None, **options: Unpack[EnqueueOptions]) -> JobResult: ...

@@ -3,10 +3,11 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``clean``, ``reschedule``, ``flows``, ``dedup``, ``wait``, ``workflow``), named as the engine's. Every blocking call releases the GIL while the engine
-works, and has an ``a``-prefixed async twin, made from it by
-:func:`flexiq._aio.async_twins`. Payloads and results go through the queue's serializer
-(JSON unless told otherwise).
+``clean``, ``reschedule``, ``flows``, ``dedup``, ``wait``, ``workflow``), named as the engine's;
+a native call that needs no conversion is forwarded as it is (:mod:`flexiq._queue.forward`).
+Every blocking call releases the GIL while the engine works, and has an ``a``-prefixed async
+twin, made from it by :func:`flexiq._aio.async_twins`. Payloads and results go through the
+queue's serializer (JSON unless told otherwise).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ._queue.control import ControlMixin
 from ._queue.dead import DeadMixin
 from ._queue.dedup import DedupMixin
 from ._queue.flows import FlowsMixin
+from ._queue.forward import NativeCalls, forward_native
 from ._queue.jobs import JobsMixin
 from ._queue.listing import ListingMixin
 from ._queue.reschedule import RescheduleMixin
@@ -40,6 +42,7 @@ _DURABILITY = ("normal", "full")
 
 
 @async_twins(not_io=("task", "worker", "run_worker", "workflow_jobs"))
+@forward_native()
 class Queue(
     JobsMixin,
     ListingMixin,
@@ -53,6 +56,7 @@ class Queue(
     DedupMixin,
     WaitMixin,
     WorkflowMixin,
+    NativeCalls,
     AsyncMixin,
 ):
     """A durable job queue on SQLite (``db_path=``), PostgreSQL or Redis (``url=``).

@@ -1,0 +1,24 @@
+"""Types of :mod:`flexiq._queue.forward`: the calls of :class:`flexiq.Queue` forwarded to the
+native queue as they are.
+
+Each forwarder is made at import time from a ``NativeQueue`` method (see ``forward.py``); this
+stub is what type checkers see. The body of ``NativeCalls`` is written by ``tools/aio_stub.py``,
+which copies each forwarded method's declaration from ``_flexiq.pyi`` (run it after adding a
+native method); stubtest checks every line against the made forwarders.
+"""
+
+from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
+
+__all__ = ["INTERNAL", "NativeCalls", "forward_native", "forwarder"]
+
+C = TypeVar("C", bound=type)
+
+INTERNAL: Mapping[str, str]
+
+def forwarder(name: str, method: Any, holder: str = "NativeCalls") -> Callable[..., Any]: ...
+def forward_native(
+    native: type = ..., *, internal: Iterable[str] = ..., into: Optional[type] = None
+) -> Callable[[C], C]: ...
+
+# Written by tools/aio_stub.py from here on.
+class NativeCalls: ...
