@@ -1,6 +1,8 @@
 // Types of the `flexiq` package. Data shapes (Job, Stats, DeadJob, ...) and option objects
 // are generated from the addon's Rust doc comments into `native.d.ts`; this file types the
-// JavaScript layer on top (the Queue, workers, contexts and errors).
+// JavaScript layer on top (the Queue, workers, contexts and errors). Queue methods that
+// pass through to the addon unchanged are typed from `native.d.ts` as well, by the interface
+// merged into `Queue` (see `forwarded.d.ts`).
 //
 // Units: options a caller configures take seconds (fractions allowed) unless the name ends
 // in `Ms`; every timestamp reported back is Unix milliseconds and every window milliseconds.
@@ -21,6 +23,7 @@ import type {
   Metric,
   MetricBucket,
   MigrationSummary,
+  NativeQueue,
   ObliterateOptions,
   QueueOptions,
   RemoveOptions,
@@ -65,6 +68,7 @@ export type {
 } from './native';
 
 import type { Dependencies, DependenciesOptions, FlowNode } from './flows';
+import type { InternalMethod, ReshapedMethod } from './forwarded';
 
 export type { ChildDependency, Dependencies, DependenciesOptions, FlowNode, FlowPolicy } from './flows';
 
@@ -766,6 +770,12 @@ export declare class Queue {
    */
   shutdown(): Promise<void>;
 }
+
+// Every other member of the addon's NativeQueue reaches the Queue as it is (forwarded by
+// lib/queue/forward.cjs) and is typed by this interface, merged into the class above with
+// the addon's parameters, result and doc comment (native.d.ts); a member the class declares
+// keeps its own declaration. The names left out are listed in forwarded.d.ts.
+export interface Queue extends Omit<NativeQueue, InternalMethod | ReshapedMethod> {}
 
 /** The settings prefixes the runtime owns (`auth:`, `contract:`, `retention:`, ...). */
 export declare function reservedSettingPrefixes(): string[];

@@ -40,6 +40,7 @@ import type {
   WorkflowJobsOptions as NativeWorkflowJobsOptions,
   WorkflowServes as NativeWorkflowServes,
 } from '../native.js';
+import type { InternalMethod, ReshapedMethod } from '../forwarded.js';
 
 /** `true` when `A` and `B` are the same type (not merely assignable). */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -62,44 +63,22 @@ type JsOnly =
   | 'resume'
   | 'pausedQueues'
   | 'statsForQueue';
-/** Addon methods the JS layer does not expose as such (it wraps them in `Worker`). */
-type NativeOnly = 'createWorker';
-/**
- * Methods whose arguments or results the JS layer reshapes: payloads, results and metadata
- * JSON-encoded or decoded, `Date`s to Unix ms, option objects to positional values, absent
- * `nextCursor` / controls to `null`. Every other shared method passes through unchanged and
- * must have the addon's signature.
- */
-type Reshaped =
-  | 'enqueue'
-  | 'enqueueMany'
-  | 'publishPartial'
-  | 'getResult'
-  | 'result'
-  | 'stream'
-  | 'listJobsFiltered'
-  | 'listJobsAfter'
-  | 'listJobsFilteredAfter'
-  | 'listArchivedAfter'
-  | 'deadLettersAfter'
-  | 'queueConfig'
-  | 'workflowJobs'
-  | 'addFlow'
-  | 'getDependencies'
-  | 'enqueueOutcome';
 
 type QueueMembers = keyof Queue;
 type NativeMembers = keyof NativeQueue;
 
-// Every addon method is on the Queue, and every Queue member is the addon's or a known JS one.
-export type AddonMethodsMissingFromQueue = None<Exclude<NativeMembers, QueueMembers | NativeOnly>>;
+// Every addon method is on the Queue (declared in index.d.ts, or forwarded and typed by the
+// interface merged into it) unless it is internal, and every Queue member is the addon's or
+// a known JS one.
+export type AddonMethodsMissingFromQueue = None<Exclude<NativeMembers, QueueMembers | InternalMethod>>;
 export type QueueMembersUnknownToAddon = None<Exclude<QueueMembers, NativeMembers | JsOnly>>;
-// The lists above hold only real names.
+// The lists above and in forwarded.d.ts hold only real names: an internal method is the
+// addon's and not the Queue's, a reshaped one is declared on both.
 export type StaleJsOnly = None<Exclude<JsOnly, QueueMembers> | Extract<JsOnly, NativeMembers>>;
-export type StaleNativeOnly = None<Exclude<NativeOnly, NativeMembers> | Extract<NativeOnly, QueueMembers>>;
-export type StaleReshaped = None<Exclude<Reshaped, QueueMembers & NativeMembers>>;
+export type StaleInternal = None<Exclude<InternalMethod, NativeMembers> | Extract<InternalMethod, QueueMembers>>;
+export type StaleReshaped = None<Exclude<ReshapedMethod, QueueMembers & NativeMembers>>;
 
-type PassThrough = Exclude<QueueMembers & NativeMembers, Reshaped>;
+type PassThrough = Exclude<QueueMembers & NativeMembers, ReshapedMethod>;
 type Fn = (...args: never[]) => unknown;
 /** What a caller may pass per `index.d.ts` the addon accepts, and what it returns fits the promise. */
 type Fits<K extends PassThrough> = Queue[K] extends Fn

@@ -4,13 +4,14 @@
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
 // per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, clean,
 // reschedule, flows, dedup, wait, workflow), each a class whose methods are installed on
-// Queue.prototype.
+// Queue.prototype. Every other NativeQueue method is then forwarded as it is (forward.cjs).
 
 const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
 const { options } = require('./args.cjs');
 const { Worker } = require('./worker.cjs');
 const { bind, native: nativeOf, retention } = require('./queue/base.cjs');
+const { installForwarders } = require('./queue/forward.cjs');
 
 /** The call files, in the order of the runtime's queue/ modules. */
 const CALLS = [
@@ -135,4 +136,7 @@ for (const calls of CALLS) {
   }
 }
 
-module.exports = { Queue };
+/** The NativeQueue members the Queue forwards unchanged, sorted. */
+const FORWARDED = Object.freeze(installForwarders(Queue.prototype));
+
+module.exports = { Queue, FORWARDED };
