@@ -1,13 +1,17 @@
 //! One store call for the hosts that dequeue or ack at the same moment.
 //!
 //! A process often runs many workflow hosts over one queue, and each host asks for one job at a
-//! time. Sent one by one, their claims queue up for the store (and, on PostgreSQL, for the fair
-//! claim's lock), paying a round trip and a commit per job. Instead, a host's claim or ack joins
-//! a line; whoever finds no flush running starts one, and the flush takes everything waiting:
-//! claims of the same shape (queues, served pairs, cap) become one `claim_fair` for all their
-//! workers, acks one `ack` call. A lone host pays one spawned task per call; a busy process pays
-//! one store call per batch instead of one per job, and the jobs and outcomes are exactly those
-//! of the same calls made one after another.
+//! time, then acks it. Sent one by one, their claims and acks queue up for the store (and, on
+//! PostgreSQL, for the fair claim's lock), paying a round trip and a commit per job. Instead, a
+//! host's claim or ack joins one line; whoever finds no flush running starts one, and the flush
+//! takes everything waiting: claims of the same shape (queues, served pairs, cap) become one
+//! `claim_fair` for all their workers, acks one `ack` call, and the two calls go out together,
+//! so the SQLite store commits them in one transaction and the server stores overlap their
+//! round trips. The flush yields once before it takes the line, so hosts woken by the same
+//! answer join it first. A lone host pays one spawned task per call; a busy process pays one
+//! store call per batch instead of one per job, and the jobs and outcomes are exactly those of
+//! the same calls made one after another in some order (a host's own claim and ack are never in
+//! one flush: it awaits each).
 //!
 //! The flush runs in its own task, so a caller that stops waiting (a dropped future) never
 //! strands the others: every request it took is answered. An ack batch that fails as a whole is
@@ -15,7 +19,6 @@
 //! call (a second ack of it waits for the next call, so it sees the first one's effect).
 
 use std::collections::{HashMap, HashSet};
-use std::hash::Hash;
 use std::sync::Arc;
 
 use flexiq_core::store::{Ack, AckRequest, ClaimFairRequest, WorkflowServes, MAX_FAIR_CLAIMERS};
@@ -27,6 +30,9 @@ use crate::clock::Clock;
 
 /// Most acks one flush writes in one store call.
 const MAX_ACKS_PER_CALL: usize = 1_024;
+
+/// Most times a flush yields to let callers join before it takes the line.
+const GATHER_YIELDS: usize = 4;
 
 /// What makes claims combinable: the same queues, served pairs and group cap.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -40,56 +46,62 @@ pub(crate) struct ClaimShape {
 type ClaimWaiter = (String, oneshot::Sender<Result<Option<ClaimedJob>>>);
 
 /// Waiting acks.
-type AckBatch<O> = Vec<Waiting<Ack, O>>;
+type AckBatch = Vec<AckWaiter>;
 
-struct Waiting<R, O> {
-    req: R,
-    reply: oneshot::Sender<Result<O>>,
+/// An ack and where its outcome goes.
+struct AckWaiter {
+    req: Ack,
+    reply: oneshot::Sender<Result<AckOutcome>>,
 }
 
-struct Line<R, O> {
-    state: Mutex<LineState<R, O>>,
+/// One request on the line.
+enum Waiting {
+    Claim(ClaimShape, ClaimWaiter),
+    Ack(AckWaiter),
 }
 
-struct LineState<R, O> {
-    waiting: Vec<Waiting<R, O>>,
+struct LineState {
+    waiting: Vec<Waiting>,
     flushing: bool,
 }
 
-impl<R, O> Line<R, O> {
-    fn new() -> Self {
-        Line { state: Mutex::new(LineState { waiting: Vec::new(), flushing: false }) }
+/// The claims and acks of one queue handle (and its clock) waiting for a store call.
+pub(crate) struct Combiner {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    line: Mutex<LineState>,
+}
+
+impl Combiner {
+    pub(crate) fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Arc<Self> {
+        Arc::new(Combiner {
+            store,
+            clock,
+            line: Mutex::new(LineState { waiting: Vec::new(), flushing: false }),
+        })
     }
 
-    /// Queues `req`; returns whether the caller must start a flush.
-    fn join(&self, req: R, reply: oneshot::Sender<Result<O>>) -> bool {
-        let mut st = self.state.lock();
-        st.waiting.push(Waiting { req, reply });
-        !std::mem::replace(&mut st.flushing, true)
+    /// Queues `w`, starting a flush when none runs.
+    fn join(self: &Arc<Self>, w: Waiting) {
+        let start = {
+            let mut st = self.line.lock();
+            st.waiting.push(w);
+            !std::mem::replace(&mut st.flushing, true)
+        };
+        if start {
+            let me = self.clone();
+            tokio::spawn(async move { me.flush().await });
+        }
     }
 
     /// Everything waiting, or `None` (and the flush ends) when nothing is.
-    fn take(&self) -> Option<Vec<Waiting<R, O>>> {
-        let mut st = self.state.lock();
+    fn take(&self) -> Option<Vec<Waiting>> {
+        let mut st = self.line.lock();
         if st.waiting.is_empty() {
             st.flushing = false;
             return None;
         }
         Some(std::mem::take(&mut st.waiting))
-    }
-}
-
-/// The claim and ack lines of one queue handle (and its clock).
-pub(crate) struct Combiner {
-    store: Arc<dyn Store>,
-    clock: Arc<dyn Clock>,
-    claims: Line<(ClaimShape, String), Option<ClaimedJob>>,
-    acks: Line<Ack, AckOutcome>,
-}
-
-impl Combiner {
-    pub(crate) fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Arc<Self> {
-        Arc::new(Combiner { store, clock, claims: Line::new(), acks: Line::new() })
     }
 
     /// Claims at most one job for `worker`, combined with the claims of the same shape that
@@ -100,34 +112,44 @@ impl Combiner {
         worker: String,
     ) -> Result<Option<ClaimedJob>> {
         let (tx, rx) = oneshot::channel();
-        if self.claims.join((shape, worker), tx) {
-            let me = self.clone();
-            tokio::spawn(async move { me.flush_claims().await });
-        }
+        self.join(Waiting::Claim(shape, (worker, tx)));
         rx.await.map_err(|_| Error::backend("a combined workflow claim ended without an answer"))?
     }
 
     /// Writes one ack, combined with the acks that wait with it.
     pub(crate) async fn ack(self: &Arc<Self>, ack: Ack) -> Result<AckOutcome> {
         let (tx, rx) = oneshot::channel();
-        if self.acks.join(ack, tx) {
-            let me = self.clone();
-            tokio::spawn(async move { me.flush_acks().await });
-        }
+        self.join(Waiting::Ack(AckWaiter { req: ack, reply: tx }));
         rx.await.map_err(|_| Error::backend("a combined workflow ack ended without an answer"))?
     }
 
-    async fn flush_claims(&self) {
-        while let Some(batch) = self.claims.take() {
+    async fn flush(&self) {
+        loop {
+            self.gather().await;
+            let Some(batch) = self.take() else { break };
+            let (acks, claims): (Vec<Waiting>, Vec<Waiting>) =
+                batch.into_iter().partition(|w| matches!(w, Waiting::Ack(_)));
+            // One kind per store call: the larger waits no longer, the other goes back to the
+            // head of the line and is served next, joined by the hosts just answered (which now
+            // ask for the other kind), so the hosts fall into step and every call is full.
+            let (now, later) = if acks.len() >= claims.len() { (acks, claims) } else { (claims, acks) };
+            self.put_back(later);
+            let mut acks = Vec::new();
             let mut shapes: Vec<ClaimShape> = Vec::new();
             let mut by_shape: HashMap<ClaimShape, Vec<ClaimWaiter>> = HashMap::new();
-            for Waiting { req: (shape, worker), reply } in batch {
-                let entry = by_shape.entry(shape.clone()).or_default();
-                if entry.is_empty() {
-                    shapes.push(shape);
+            for w in now {
+                match w {
+                    Waiting::Ack(a) => acks.push(a),
+                    Waiting::Claim(shape, waiter) => {
+                        let entry = by_shape.entry(shape.clone()).or_default();
+                        if entry.is_empty() {
+                            shapes.push(shape);
+                        }
+                        entry.push(waiter);
+                    }
                 }
-                entry.push((worker, reply));
             }
+            self.flush_acks(acks).await;
             for shape in shapes {
                 let mut waiters = by_shape.remove(&shape).unwrap_or_default();
                 while !waiters.is_empty() {
@@ -135,6 +157,30 @@ impl Combiner {
                     self.claim_for(&shape, std::mem::replace(&mut waiters, rest)).await;
                 }
             }
+        }
+    }
+
+    /// Returns requests taken but not served to the head of the line, ahead of later ones.
+    fn put_back(&self, mut later: Vec<Waiting>) {
+        if later.is_empty() {
+            return;
+        }
+        let mut st = self.line.lock();
+        later.append(&mut st.waiting);
+        st.waiting = later;
+    }
+
+    /// Yields while callers keep joining the line (at most [`GATHER_YIELDS`] times), so the
+    /// hosts woken by one answer share the next store call instead of racing it one by one.
+    async fn gather(&self) {
+        let mut seen = 0;
+        for _ in 0..GATHER_YIELDS {
+            tokio::task::yield_now().await;
+            let now = self.line.lock().waiting.len();
+            if now == seen {
+                break;
+            }
+            seen = now;
         }
     }
 
@@ -163,18 +209,16 @@ impl Combiner {
         }
     }
 
-    async fn flush_acks(&self) {
-        while let Some(batch) = self.acks.take() {
-            let mut left = batch;
-            while !left.is_empty() {
-                let (call, later) = one_call(left);
-                self.ack_all(call).await;
-                left = later;
-            }
+    async fn flush_acks(&self, batch: AckBatch) {
+        let mut left = batch;
+        while !left.is_empty() {
+            let (call, later) = one_call(left);
+            self.ack_all(call).await;
+            left = later;
         }
     }
 
-    async fn ack_all(&self, call: Vec<Waiting<Ack, AckOutcome>>) {
+    async fn ack_all(&self, call: AckBatch) {
         let (acks, replies): (Vec<Ack>, Vec<_>) = call.into_iter().map(|w| (w.req, w.reply)).unzip();
         let single = acks.len() == 1;
         let req = AckRequest { acks: acks.clone(), now: self.clock.now_ms() };
@@ -209,7 +253,7 @@ impl Combiner {
 
 /// The acks of one store call (each job at most once, at most [`MAX_ACKS_PER_CALL`]) and the
 /// rest, in their order.
-fn one_call<O>(batch: AckBatch<O>) -> (AckBatch<O>, AckBatch<O>) {
+fn one_call(batch: AckBatch) -> (AckBatch, AckBatch) {
     let mut seen = HashSet::new();
     let mut call = Vec::new();
     let mut later = Vec::new();
@@ -229,10 +273,10 @@ mod tests {
     use flexiq_core::store::AckKind;
     use flexiq_core::{Fence, JobId};
 
-    fn waiting(id: &JobId) -> Waiting<Ack, AckOutcome> {
+    fn waiting(id: &JobId) -> AckWaiter {
         let fence = Fence { attempt: 1, started_at: 0, claim_seq: 1 };
         let (reply, _) = oneshot::channel();
-        Waiting { req: Ack { job_id: id.clone(), fence, kind: AckKind::Complete { result: None } }, reply }
+        AckWaiter { req: Ack { job_id: id.clone(), fence, kind: AckKind::Complete { result: None } }, reply }
     }
 
     #[test]
@@ -240,7 +284,7 @@ mod tests {
         let (a, b, c) = (JobId::at(1), JobId::at(2), JobId::at(3));
         let batch = vec![waiting(&a), waiting(&b), waiting(&a), waiting(&c), waiting(&a)];
         let (call, later) = one_call(batch);
-        let ids = |v: &[Waiting<Ack, AckOutcome>]| v.iter().map(|w| w.req.job_id.clone()).collect::<Vec<_>>();
+        let ids = |v: &[AckWaiter]| v.iter().map(|w| w.req.job_id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&call), vec![a.clone(), b, c]);
         assert_eq!(ids(&later), vec![a.clone(), a.clone()]);
         let (call, later) = one_call(later);
