@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -95,3 +96,36 @@ def test_closed_queue_raises_closed(store_url: str) -> None:
     q.close()
     with pytest.raises(flexiq.Closed):
         q.stats()
+
+
+def test_is_job_in_state_follows_the_job(queue: Queue) -> None:
+    r = queue.enqueue("nobody.runs.this", args=[1])
+    assert queue.is_job_in_state(r.id, "pending") is True
+    assert queue.is_job_in_state(r.id, "running") is False
+    assert queue.is_job_in_state(job_id=r.id, status="pending") is True
+    assert queue.cancel_job(r.id) is True
+    assert queue.is_job_in_state(r.id, "cancelled") is True
+    assert queue.is_job_in_state(r.id, "pending") is False
+    assert queue.is_job_in_state(str(uuid.uuid4()), "pending") is False
+
+
+def test_is_job_in_state_refuses_bad_input(queue: Queue) -> None:
+    r = queue.enqueue("nobody.runs.this", args=[1])
+    with pytest.raises(InvalidArgument, match="unknown status"):
+        queue.is_job_in_state(r.id, "PENDING")
+    with pytest.raises(InvalidArgument):
+        queue.is_job_in_state("garbage", "pending")
+    with pytest.raises(TypeError):
+        queue.is_job_in_state(r.id, 1)  # type: ignore[arg-type]
+    assert queue.get_job(r.id).status == "pending"
+
+
+def test_ais_job_in_state(queue: Queue) -> None:
+    r = queue.enqueue("nobody.runs.this", args=[1])
+
+    async def main() -> None:
+        assert await queue.ais_job_in_state(r.id, "pending") is True
+        with pytest.raises(InvalidArgument):
+            await queue.ais_job_in_state(r.id, "nope")
+
+    asyncio.run(main())

@@ -75,6 +75,15 @@ impl NativeQueue {
         block_on(py, async move { q.is_cancel_requested(&id).await })
     }
 
+    /// Whether the job is in ``status`` now (``"pending"``, ``"running"``, ``"completed"``,
+    /// ``"failed"``, ``"dead"``, ``"cancelled"``, ``"suspended"`` or ``"waiting"``): one field
+    /// read, cheaper than ``get_job``. False for an unknown or archived job; ``InvalidArgument``
+    /// for a malformed id or an unknown status.
+    fn is_job_in_state(&self, py: Python<'_>, job_id: &str, status: &str) -> PyResult<bool> {
+        let (q, id, status) = (self.inner.clone(), job_id.to_string(), status.to_string());
+        block_on(py, async move { q.is_job_in_state(&id, &status).await })
+    }
+
     /// Cancels a pending job (and its dependents); false when running or terminal.
     fn cancel_job(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
         let (q, id) = (self.inner.clone(), job_id.to_string());
