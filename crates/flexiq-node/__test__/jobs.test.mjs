@@ -20,6 +20,21 @@ for (const backend of BACKENDS) {
       assert.equal(q.getResult(id), undefined);
     });
 
+    it('isJobInState follows the job and refuses bad input', async () => {
+      const q = await store.open();
+      const id = await q.enqueue('never-registered', 1, { queue: 'idle' });
+      assert.equal(await q.isJobInState(id, 'pending'), true);
+      assert.equal(await q.isJobInState(id, 'running'), false);
+      assert.equal(q.cancelJob(id), true);
+      assert.equal(await q.isJobInState(id, 'cancelled'), true);
+      assert.equal(await q.isJobInState(UNKNOWN, 'pending'), false);
+      await rejectsCode(assert, () => q.isJobInState(id, 'PENDING'), 'INVALID_ARGUMENT', /unknown status/);
+      await rejectsCode(assert, () => q.isJobInState('garbage', 'pending'), 'INVALID_ARGUMENT');
+      await rejectsCode(assert, () => q.isJobInState(id, 7), 'INVALID_ARGUMENT');
+      await rejectsCode(assert, () => q.isJobInState(id), 'INVALID_ARGUMENT');
+      assert.equal(q.getJob(id).status, 'cancelled');
+    });
+
     it('result resolves, rejects JOB_FAILED with the cause, and times out', async () => {
       const q = await store.open();
       q.task('ok', async (p) => ({ doubled: p * 2 }));

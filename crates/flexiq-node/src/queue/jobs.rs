@@ -55,6 +55,16 @@ impl NativeQueue {
         block_on(q.cancel_job(&id)).napi()
     }
 
+    /// Whether the job is in `status` now (`'pending'`, `'running'`, `'completed'`, `'failed'`,
+    /// `'dead'`, `'cancelled'`, `'suspended'` or `'waiting'`): one field read, cheaper than
+    /// `getJob`. `false` for an unknown or archived job; `INVALID_ARGUMENT` for a malformed id
+    /// or an unknown status.
+    #[napi]
+    pub async fn is_job_in_state(&self, job_id: String, status: String) -> Result<bool> {
+        let q = self.queue()?;
+        q.is_job_in_state(&job_id, &status).await.napi()
+    }
+
     /// Every failed attempt of a job, oldest first; `NOT_FOUND` for an unknown id.
     #[napi]
     pub async fn get_job_errors(&self, id: String) -> Result<Vec<JobError>> {
