@@ -5,7 +5,9 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{contract, dedup, dlq, flow, jobs, queue, retention, settings, task, workflow};
+use crate::commands::{
+    contract, dedup, dlq, flow, jobs, queue, retention, schedulers, settings, task, workflow,
+};
 use crate::demo::DemoArgs;
 
 /// flexiq: a durable job queue on SQLite, PostgreSQL or Redis.
@@ -79,6 +81,9 @@ pub enum Command {
     /// Retention: what a purge would delete, and what the cleaner applies.
     #[command(subcommand)]
     Retention(retention::RetentionCmd),
+    /// Job schedulers: list them, show one, remove one.
+    #[command(subcommand)]
+    Schedulers(schedulers::SchedulersCmd),
     /// The deployment-wide key/value settings.
     #[command(subcommand)]
     Settings(settings::SettingsCmd),

@@ -106,6 +106,7 @@ async fn dispatch(cli: Cli) -> CliResult {
         Command::Contract(cmd) => commands::contract::run(g, cmd, out).await,
         Command::Retention(cmd) => commands::retention::run(g, cmd, out).await,
         Command::Settings(cmd) => commands::settings::run(g, cmd, out).await,
+        Command::Schedulers(cmd) => commands::schedulers::run(g, cmd, out).await,
         Command::Workers => commands::workers::run(g, out).await,
         Command::Workflow(cmd) => commands::workflow::run(g, cmd, out).await,
     }

@@ -41,6 +41,7 @@ pub use worker::{
 pub use flexiq_core as core;
 pub use flexiq_core::dedup::{DedupMode, DedupOptions};
 pub use flexiq_core::flow::{EdgePolicy, FlowNode};
+pub use flexiq_core::schedule::{CatchUp, JobScheduler, JobTemplate, Repeat, RepeatRule};
 pub use flexiq_core::store::{ChildDependency, Dependencies, Enqueued, WorkflowServes};
 pub use flexiq_core::{
     AckOutcome, Backoff, ClaimedJob, DeadJob, EffectiveRetention, EnqueueOptions, FairnessPath, Fence, Job,

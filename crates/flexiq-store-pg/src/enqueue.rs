@@ -130,6 +130,16 @@ impl Cols {
     }
 }
 
+/// Whose transaction a checked enqueue ([`PgStore::enqueue_checked`]) runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxScope {
+    /// Its own: opened with its first flight and committed with its last, or by the caller's
+    /// `tx_lazy` wrapper.
+    Own,
+    /// The caller's, already open, which the caller commits or rolls back.
+    Caller,
+}
+
 /// The error for a batch naming a revoked task: the whole batch is refused.
 pub(crate) fn revoked_error(task: &str) -> Error {
     Error::TaskRevoked { task: task.to_string() }
@@ -237,17 +247,33 @@ impl PgStore {
     /// Enqueues a batch that needs checks first, in one transaction; also says whether a
     /// deduplicated job overwrote a holder (which may have become due).
     async fn enqueue_full(&self, c: &Conn, req: EnqueueRequest) -> Result<(Vec<Enqueued>, bool)> {
+        self.enqueue_checked(c, req, TxScope::Own).await
+    }
+
+    /// The checks and writes of [`PgStore::enqueue_full`], in a transaction of their own or,
+    /// with [`TxScope::Caller`], inside the caller's open one, which they neither open nor
+    /// commit (the scheduler fires its slots so, beside the write that advances it); on an
+    /// error the caller rolls back.
+    pub(crate) async fn enqueue_checked(
+        &self,
+        c: &Conn,
+        req: EnqueueRequest,
+        scope: TxScope,
+    ) -> Result<(Vec<Enqueued>, bool)> {
         let ns: &str = &self.ns;
         let now = req.now;
-        c.tx_lazy(async {
+        let body = async {
             // One flight opens the transaction and reads what the decisions need: revoked
             // tasks, live unique keys, and the dedup records under their key locks.
-            let tasks: Vec<&String> = req.jobs.iter().map(|j| &j.task).collect::<BTreeSet<_>>().into_iter().collect();
+            let tasks: Vec<&String> =
+                req.jobs.iter().map(|j| &j.task).collect::<BTreeSet<_>>().into_iter().collect();
             let keys: Vec<&String> = req.jobs.iter().filter_map(|j| j.unique_key.as_ref()).collect();
             let dedup_read = DedupRead::of(self, &req.jobs);
             let mut reads = vec![Stmt::new(
                 "enqueue",
-                self.sql("SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2) LIMIT 1"),
+                self.sql(
+                    "SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = ANY($2) LIMIT 1",
+                ),
                 vec![&ns, &tasks],
             )];
             if !keys.is_empty() {
@@ -262,7 +288,8 @@ impl PgStore {
             if let Some(d) = &dedup_read {
                 reads.extend(d.stmts(self, &ns));
             }
-            let mut read = c.flight(Bracket::Begin, &reads).await?.into_iter();
+            let open = if scope == TxScope::Own { Bracket::Begin } else { Bracket::Inside };
+            let mut read = c.flight(open, &reads).await?.into_iter();
             if let Some(r) = read.next().unwrap_or_default().first() {
                 return Err(revoked_error(r.get(0)));
             }
@@ -305,7 +332,8 @@ impl PgStore {
             dedup.replace_in_batch(&mut creating);
             // Dependencies: earlier jobs of the batch (validated), or existing jobs locked and
             // flagged. A dependency on a deduplicated job of the batch is one on the live job.
-            let batch_pos: HashMap<Uuid, usize> = creating.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+            let batch_pos: HashMap<Uuid, usize> =
+                creating.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
             let mut external: BTreeSet<Uuid> = BTreeSet::new();
             let mut deps_of: Vec<Vec<(Uuid, EdgePolicy)>> = Vec::with_capacity(creating.len());
             for (_, j) in &creating {
@@ -364,14 +392,19 @@ impl PgStore {
                     let (status, error) = match batch_pos.get(&d) {
                         Some(p) => (st[*p], last_error[*p].clone()),
                         None => dep_status.get(&d).cloned().ok_or_else(|| {
-                            Error::invalid(format!("dependency {} of job {} not found in namespace {ns}", jid(d), j.id))
+                            Error::invalid(format!(
+                                "dependency {} of job {} not found in namespace {ns}",
+                                jid(d),
+                                j.id
+                            ))
                         })?,
                     };
                     edges.push(EdgeView { dep: d, policy, status, error });
                 }
                 let start = standing(edges.iter().cloned())?;
                 let cut = |e: &EdgeView| {
-                    e.policy == EdgePolicy::RemoveDependency && DependencyClass::of(e.status) == DependencyClass::Failed
+                    e.policy == EdgePolicy::RemoveDependency
+                        && DependencyClass::of(e.status) == DependencyClass::Failed
                 };
                 kept.push(edges.iter().filter(|e| !cut(e)).map(|e| (e.dep, e.policy)).collect());
                 for (d, _) in kept.last().into_iter().flatten() {
@@ -424,8 +457,12 @@ impl PgStore {
                 );
                 c.rows("enqueue", &lock, &[&ns, &qs]).await?;
                 let count = self.sql(crate::counts::PENDING_OF_QUEUES);
-                let counts: HashMap<String, i64> =
-                    c.rows("enqueue", &count, &[&ns, &qs]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+                let counts: HashMap<String, i64> = c
+                    .rows("enqueue", &count, &[&ns, &qs])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1)))
+                    .collect();
                 for (q, add) in &new_pending {
                     let pending = counts.get(*q).copied().unwrap_or(0) as u64;
                     if pending + add > cap {
@@ -450,7 +487,9 @@ impl PgStore {
             let inserting = !creating.is_empty();
             for (i, (id, j)) in creating.into_iter().enumerate() {
                 ukeys.push(j.unique_key.clone());
-                deps_text.push(kept[i].iter().map(|(d, _)| d.hyphenated().to_string()).collect::<Vec<_>>().join(","));
+                deps_text.push(
+                    kept[i].iter().map(|(d, _)| d.hyphenated().to_string()).collect::<Vec<_>>().join(","),
+                );
                 for (d, policy) in &kept[i] {
                     edge_dep.push(*d);
                     edge_job.push(id);
@@ -473,9 +512,29 @@ impl PgStore {
                     "enqueue",
                     self.sql(&full_insert_sql(!checked)),
                     vec![
-                        &ns, &now, &cols.id, &cols.queue, &cols.task, &cols.payload, &cols.priority, &codes,
-                        &cols.max_retries, &cols.bb, &cols.bm, &cols.run_at, &cols.timeout, &cols.metadata, &cols.grp,
-                        &cols.wr, &cols.ws, &ukeys, &deps_text, &has_deps, &finished, &last_error, &cols.wv,
+                        &ns,
+                        &now,
+                        &cols.id,
+                        &cols.queue,
+                        &cols.task,
+                        &cols.payload,
+                        &cols.priority,
+                        &codes,
+                        &cols.max_retries,
+                        &cols.bb,
+                        &cols.bm,
+                        &cols.run_at,
+                        &cols.timeout,
+                        &cols.metadata,
+                        &cols.grp,
+                        &cols.wr,
+                        &cols.ws,
+                        &ukeys,
+                        &deps_text,
+                        &has_deps,
+                        &finished,
+                        &last_error,
+                        &cols.wv,
                     ],
                 ));
                 writes.len() - 1
@@ -490,7 +549,7 @@ impl PgStore {
                     vec![&ns, &edge_dep, &edge_job, &edge_policy],
                 ));
             }
-            let bracket = if checked { Bracket::Commit } else { Bracket::Inside };
+            let bracket = if checked && scope == TxScope::Own { Bracket::Commit } else { Bracket::Inside };
             let done = c.flight(bracket, &writes).await?;
             let replaced = replace_at.is_some_and(|i| !done[i].is_empty());
             if let Some(i) = insert_at.filter(|_| !checked) {
@@ -505,7 +564,10 @@ impl PgStore {
                 }
             }
             Ok((out, replaced))
-        })
-        .await
+        };
+        match scope {
+            TxScope::Own => c.tx_lazy(body).await,
+            TxScope::Caller => body.await,
+        }
     }
 }

@@ -15,7 +15,8 @@
 //! `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`, `maintenance.rs`,
 //! `schema.rs`, `workflow.rs`, whose fair claim is in `workflow_claim.rs` and
 //! `workflow_claim_free.rs`, `admin.rs`, with `admin_remove.rs`, `reschedule.rs`, `flows.rs`,
-//! where the per-edge failure policies are applied, and `dedup.rs`, which enqueue also uses); every
+//! where the per-edge failure policies are applied, `dedup.rs`, which enqueue also uses, and
+//! `schedulers.rs`, whose rounds enqueue through the checked enqueue path); every
 //! removal of jobs goes through `remove.rs`; the hot path's work lives beside them (`enqueue.rs`,
 //! `enqueue_copy.rs`, `claim.rs`, `claim_free.rs`, `ack.rs`, `apply.rs`), as do the migration
 //! runner (`migrate.rs`) and the wake-ups (`wake.rs`, `wait.rs`). Every request is checked by
@@ -48,6 +49,7 @@ mod options;
 mod remove;
 mod reschedule;
 mod row;
+mod schedulers;
 mod schema;
 mod settings;
 mod store;

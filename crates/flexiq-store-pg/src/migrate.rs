@@ -25,6 +25,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (8, include_str!("migrations/0008_admin_indexes.sql")),
     (9, include_str!("migrations/0009_stall_count.sql")),
     (10, include_str!("migrations/0010_flows_dedup.sql")),
+    (11, include_str!("migrations/0011_job_schedulers.sql")),
 ];
 
 /// The schema version this build needs.

@@ -33,6 +33,11 @@ impl Keys {
         format!("{}:dd:{key}", self.base)
     }
 
+    /// The hash of scheduler `id` (see `lua/schedulers.lua`).
+    pub(crate) fn scheduler(&self, id: &str) -> String {
+        format!("{}:js:{id}", self.base)
+    }
+
     pub(crate) fn settings(&self) -> String {
         format!("{}:settings", self.global)
     }

@@ -15,7 +15,8 @@
 //! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
 //! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs` (`Workflows`),
 //! `admin.rs` (`Admin`, with `orphans.rs`), `reschedule.rs` (`Reschedule`), `flows.rs`
-//! (`Flows`) and `dedup.rs` (`Deduplication`); the rest are the parts they share.
+//! (`Flows`), `dedup.rs` (`Deduplication`) and `schedulers.rs` (`Schedulers`); the rest are the
+//! parts they share.
 
 mod admin;
 mod backfill;
@@ -39,6 +40,7 @@ mod options;
 mod orphans;
 mod reschedule;
 mod row;
+mod schedulers;
 mod schema;
 mod scripts;
 mod settings;

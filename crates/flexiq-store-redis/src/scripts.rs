@@ -14,6 +14,7 @@
 //! scripts that claim (`claim.lua` and `workflow.lua`'s fair claim) also carry `take.lua`, the
 //! one claim step, so a job is claimed the same way by either; `admin.lua` carries it for the
 //! token-bucket refill its rate-limit wait reads, the arithmetic a claim applies.
+//! `schedulers.lua` (scheduler upsert and removal) runs with the header alone.
 
 use flexiq_core::flow::{edge_settled, ChildFailure, EdgePolicy};
 use flexiq_core::start::DependencyClass;
@@ -80,6 +81,7 @@ pub(crate) struct Scripts {
     pub(crate) workflow: Script,
     pub(crate) admin: Script,
     pub(crate) reschedule: Script,
+    pub(crate) schedulers: Script,
 }
 
 impl Scripts {
@@ -97,10 +99,11 @@ impl Scripts {
             workflow: Script::claiming(&h, include_str!("lua/workflow.lua")),
             admin: Script::claiming(&h, include_str!("lua/admin.lua")),
             reschedule: Script::new(&h, include_str!("lua/reschedule.lua")),
+            schedulers: Script::bare(&h, include_str!("lua/schedulers.lua")),
         }
     }
 
-    pub(crate) fn all(&self) -> [&Script; 11] {
+    pub(crate) fn all(&self) -> [&Script; 12] {
         [
             &self.enqueue,
             &self.enqueue_plain,
@@ -113,6 +116,7 @@ impl Scripts {
             &self.workflow,
             &self.admin,
             &self.reschedule,
+            &self.schedulers,
         ]
     }
 }

@@ -19,9 +19,10 @@
 //! fair claim in `workflow_claim.rs`), `admin.rs` (with the shared removal of jobs and their
 //! history in `removal.rs` and the orphan sweep in `orphans.rs`), `reschedule.rs` (new delays,
 //! promotion, new priorities, LIFO), `flows.rs` (dependency listings, cutting a child loose, and
-//! the per-edge failure policies every status change hands its dependents to) and `dedup.rs`
-//! (the dedup records enqueue decides against). Each method checks its request with the request's own
-//! `validate()` from core before touching the file.
+//! the per-edge failure policies every status change hands its dependents to), `dedup.rs`
+//! (the dedup records enqueue decides against) and `schedulers.rs` (job schedulers, each
+//! round's slots enqueued and recorded in one write). Each method checks its request with the
+//! request's own `validate()` from core before touching the file.
 //!
 //! [`JobStore`]: flexiq_core::store::JobStore
 //!
@@ -53,6 +54,7 @@ mod readers;
 mod removal;
 mod reschedule;
 mod row;
+mod schedulers;
 mod schema;
 mod settings;
 mod store;

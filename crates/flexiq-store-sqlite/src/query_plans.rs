@@ -31,7 +31,8 @@ pub fn orphan_sweeps() -> Vec<PlannedQuery> {
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
 /// the ack lookup, the sweeps, the counters, the wake generation, the workflow lookups and
 /// fair claim steps, the row selections of the admin operations and removals, the delayed
-/// rows `promote_jobs` reads, the edge reads of flows and the dedup record lookups.
+/// rows `promote_jobs` reads, the edge reads of flows, the dedup record lookups and the job
+/// scheduler reads (one by id, a keyset page, the count, a round's due scan).
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -83,6 +84,10 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("dedup record", crate::dedup::RECORD),
         q("removal of a held dedup record", crate::dedup::RELEASE_HELD),
         q("retention purge of archived dedup holders", crate::maintenance::ARCHIVED_DEDUP_PURGE),
+        q("job scheduler by id", crate::schedulers::one_sql()),
+        q("job schedulers keyset page", crate::schedulers::page_sql()),
+        q("job scheduler count", crate::schedulers::COUNT),
+        q("job schedulers due scan", crate::schedulers::due_sql()),
     ];
     for (what, sql) in crate::admin::obliterate_sqls() {
         out.push(q(&format!("admin obliterate of {what} jobs"), sql));

@@ -10,7 +10,9 @@
 //! by creation) are partial too: enqueues and claims of plain jobs never touch them. Counts
 //! live in `queue_counts`, maintained in the same transaction as every status change, so stats
 //! never scan jobs. Each dependency edge carries its failure policy, and dedup records live in
-//! `dedup_keys`, one row per (namespace, key), found by key or by holder (version 7).
+//! `dedup_keys`, one row per (namespace, key), found by key or by holder (version 7). Job
+//! schedulers live in `job_schedulers`, one row per (namespace, id), found due by their next
+//! slot (version 8).
 
 use std::path::Path;
 
@@ -36,10 +38,11 @@ const MIGRATIONS: &[(u32, Step)] = &[
     (5, Step::Sql(V5)),
     (6, Step::Code(v6_stalls)),
     (7, Step::Code(v7_flows_and_dedup)),
+    (8, Step::Sql(V8)),
 ];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 7;
+pub(crate) const LATEST: u32 = 8;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -440,6 +443,28 @@ fn v7_flows_and_dedup(conn: &Connection) -> Result<()> {
     conn.execute_batch(V7_DEDUP).db()
 }
 
+/// Version 8: job schedulers (each `IF NOT EXISTS`, so the step can run twice). One row per
+/// (namespace, id): the rule and template as one JSON document (`SchedulerSpec::to_json`), the
+/// next slot (NULL once the rule has none left), the newest slot fired and the count, all in
+/// Unix ms. A rowid table, as a template's payload can make a row large.
+/// `job_schedulers_due` is partial over schedulers with a next slot, in the order a round
+/// fires them (most overdue first), so finished schedulers cost the due scan nothing.
+const V8: &str = r#"
+CREATE TABLE IF NOT EXISTS job_schedulers (
+    ns TEXT NOT NULL,
+    id TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    next_run_ms INTEGER,
+    last_run_ms INTEGER,
+    iterations INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (ns, id)
+);
+CREATE INDEX IF NOT EXISTS job_schedulers_due ON job_schedulers(ns, next_run_ms, id)
+    WHERE next_run_ms IS NOT NULL;
+"#;
+
 fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool> {
     conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
@@ -568,7 +593,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -588,7 +613,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -636,7 +661,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -654,7 +679,7 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();
@@ -671,7 +696,7 @@ mod tests {
              INSERT INTO queue_state (ns, queue, concurrency, max_stalled_count) VALUES ('default', 'q', 2, 3);",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8]);
         let stalls = |table: &str, id: &str| -> u32 {
             conn.query_row(&format!("SELECT stall_count FROM {table} WHERE id = ?1"), [id], |r| r.get(0))
                 .unwrap()

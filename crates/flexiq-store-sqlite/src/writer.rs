@@ -164,6 +164,26 @@ impl WriteCtx<'_> {
         }
     }
 
+    /// Runs `f` inside a nested savepoint of this operation: when `f` fails, its writes and
+    /// its side effects (counter changes, wake-ups, changed jobs, metric rows) are undone and
+    /// the operation goes on, so one part of an operation can fail alone (a scheduler whose
+    /// slot's enqueue is refused, while the round's other schedulers fire).
+    pub(crate) fn savepoint<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        exec(self.conn, "SAVEPOINT part")?;
+        let (deltas, wake) = (self.op.deltas.clone(), self.op.wake);
+        let (changed, metrics) = (self.op.changed.len(), self.op.metrics.len());
+        let out = f(self);
+        if out.is_err() {
+            exec(self.conn, "ROLLBACK TO part")?;
+            self.op.deltas = deltas;
+            self.op.wake = wake;
+            self.op.changed.truncate(changed);
+            self.op.metrics.truncate(metrics);
+        }
+        exec(self.conn, "RELEASE part")?;
+        out
+    }
+
     fn flush_metrics(&mut self) -> Result<()> {
         let rows = std::mem::take(&mut self.batch.metrics);
         for chunk in rows.chunks(METRICS_PER_INSERT) {
@@ -344,5 +364,48 @@ fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<O
             ctx.batch.clear();
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn revoked(conn: &Connection) -> i64 {
+        conn.query_row("SELECT COUNT(*) FROM revoked_tasks", [], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_failed_savepoint_undoes_its_writes_and_effects_and_keeps_the_operations_own() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::schema::migrate(&conn).unwrap();
+        exec(&conn, "BEGIN IMMEDIATE").unwrap();
+        let mut ctx =
+            WriteCtx { conn: &conn, op: Effects::default(), batch: Effects::default(), track_jobs: true };
+        ctx.count_delta("ns", "q", JobStatus::Pending, 1);
+        let failed: Result<()> = ctx.savepoint(|ctx| {
+            ctx.conn.execute("INSERT INTO revoked_tasks (ns, task) VALUES ('ns', 'a')", []).unwrap();
+            ctx.count_delta("ns", "q", JobStatus::Pending, 5);
+            ctx.count_delta("ns", "other", JobStatus::Pending, 1);
+            ctx.wake_work();
+            ctx.job_changed("j1");
+            Err(Error::invalid("refused"))
+        });
+        assert_eq!(failed.unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(revoked(&conn), 0, "the savepoint's row is rolled back");
+        assert_eq!(ctx.op.deltas, vec![(("ns".to_string(), "q".to_string(), 0), 1)]);
+        assert!(!ctx.op.wake && ctx.op.changed.is_empty());
+
+        ctx.savepoint(|ctx| {
+            ctx.conn.execute("INSERT INTO revoked_tasks (ns, task) VALUES ('ns', 'b')", []).unwrap();
+            ctx.count_delta("ns", "q", JobStatus::Pending, 2);
+            ctx.wake_work();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(revoked(&conn), 1, "a savepoint that succeeds keeps its row");
+        assert_eq!(ctx.count("ns", "q", JobStatus::Pending).unwrap(), 3);
+        assert!(ctx.op.wake);
+        exec(&conn, "COMMIT").unwrap();
     }
 }

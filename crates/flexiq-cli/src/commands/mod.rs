@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod queue;
 pub mod requeue;
 pub mod retention;
+pub mod schedulers;
 pub mod settings;
 pub mod stats;
 pub mod task;

@@ -17,5 +17,6 @@ mod pg;
 #[cfg(feature = "redis")]
 mod redis;
 mod reschedule;
+mod schedulers;
 mod stores;
 mod workflow;

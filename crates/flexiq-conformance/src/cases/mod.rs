@@ -38,6 +38,7 @@ pub mod requeue;
 pub mod reschedule;
 pub mod retention;
 pub mod revoke;
+pub mod schedulers;
 pub mod schema;
 pub mod settings;
 pub mod stalled;

@@ -25,6 +25,7 @@ mod jobs;
 mod leadership;
 mod maintenance;
 mod reschedule;
+mod schedulers;
 mod schema;
 mod settings;
 mod validate;
@@ -62,6 +63,10 @@ pub use reschedule::{
     validate_priority, wrong_state, ChangeDelayRequest, ChangePriorityRequest, PromoteJobsRequest,
     PromoteRequest, Reschedule, MAX_PRIORITY,
 };
+pub use schedulers::{
+    schedulers_page, FireSchedulersRequest, FiredSlot, ListSchedulersRequest, Schedulers,
+    UpsertSchedulerRequest, SCHEDULERS_LISTING,
+};
 pub use schema::Schema;
 pub use settings::{SetSettingIfRequest, SetSettingRequest, Settings};
 pub use workflow::{
@@ -86,6 +91,7 @@ pub trait Store:
     + Reschedule
     + Flows
     + Deduplication
+    + Schedulers
 {
     /// The namespace this handle is scoped to.
     fn namespace(&self) -> &str;

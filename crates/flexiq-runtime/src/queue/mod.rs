@@ -18,6 +18,7 @@ mod flows;
 mod jobs;
 mod listing;
 mod reschedule;
+mod schedulers;
 mod stats;
 mod wait;
 mod workflow;

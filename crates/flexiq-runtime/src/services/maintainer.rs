@@ -1,9 +1,10 @@
 //! The [`Maintainer`]: every maintenance service, run only by the elected cleaner.
 //!
 //! Each round first campaigns for the namespace's cleaner lease; the holder then runs the
-//! stale-lease rescue, the runaway reaper, archival, the retention sweep and registry
-//! pruning. A worker runs one in the background; tests call [`Maintainer::run_once`] with a
-//! manual clock.
+//! stale-lease rescue, the runaway reaper, archival, the retention sweep, registry pruning and
+//! the job schedulers. Between rounds the leader fires due scheduler slots on a shorter tick
+//! ([`Maintainer::fire_schedulers`]). A worker runs one in the background; tests call
+//! [`Maintainer::run_once`] with a manual clock.
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use super::elector::{Elector, ElectorConfig, ElectorReport};
 use super::pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
 use super::rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};
 use super::retention::{RetentionReport, RetentionSweepConfig, RetentionSweeper};
+use super::scheduler::{SchedulerFireConfig, SchedulerFireReport, SchedulerFirer};
 use crate::error::{Error, Result};
 use crate::queue::Queue;
 
@@ -34,6 +36,8 @@ pub struct MaintenanceConfig {
     pub retention: RetentionSweepConfig,
     /// Worker registry pruning.
     pub prune: WorkerPruneConfig,
+    /// Job scheduler firing.
+    pub schedulers: SchedulerFireConfig,
 }
 
 impl Default for MaintenanceConfig {
@@ -46,6 +50,7 @@ impl Default for MaintenanceConfig {
             archive: ArchiveConfig::default(),
             retention: RetentionSweepConfig::default(),
             prune: WorkerPruneConfig::default(),
+            schedulers: SchedulerFireConfig::default(),
         }
     }
 }
@@ -59,6 +64,7 @@ impl MaintenanceConfig {
         self.archive.validate()?;
         self.retention.validate()?;
         self.prune.validate()?;
+        self.schedulers.validate()?;
         if self.interval.is_zero() || self.interval * 2 > self.elector.ttl {
             return Err(Error::invalid(format!(
                 "maintenance interval {} ms must be positive and at most half the leader lease ttl {} ms",
@@ -86,6 +92,8 @@ pub struct MaintenanceReport {
     pub retention: Option<RetentionReport>,
     /// Workers pruned.
     pub prune: Option<WorkerPruneReport>,
+    /// Scheduler slots fired.
+    pub schedulers: Option<SchedulerFireReport>,
 }
 
 /// Runs the services under leader election.
@@ -97,7 +105,9 @@ pub struct Maintainer {
     archiver: Archiver,
     retention: RetentionSweeper,
     pruner: WorkerPruner,
+    firer: SchedulerFirer,
     interval: Duration,
+    leader: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Maintainer {
@@ -111,13 +121,16 @@ impl Maintainer {
             archiver: Archiver::new(queue, config.archive)?,
             retention: RetentionSweeper::new(queue, config.retention)?,
             pruner: WorkerPruner::new(queue, config.prune)?,
+            firer: SchedulerFirer::new(queue, config.schedulers)?,
             interval: config.interval,
+            leader: Default::default(),
         })
     }
 
     /// One round: campaign, and if elected run every service once.
     pub async fn run_once(&self) -> Result<MaintenanceReport> {
         let election = self.elector.run_once().await?;
+        self.leader.store(election.leader, std::sync::atomic::Ordering::Release);
         if !election.leader {
             return Ok(MaintenanceReport {
                 election,
@@ -126,6 +139,7 @@ impl Maintainer {
                 archive: None,
                 retention: None,
                 prune: None,
+                schedulers: None,
             });
         }
         Ok(MaintenanceReport {
@@ -134,8 +148,18 @@ impl Maintainer {
             archive: Some(self.archiver.run_once().await?),
             retention: Some(self.retention.run_once().await?),
             prune: Some(self.pruner.run_once().await?),
+            schedulers: Some(self.firer.run_once().await?),
             election,
         })
+    }
+
+    /// Fires due scheduler slots when the last round elected this maintainer; `None` when it
+    /// is not the leader.
+    pub async fn fire_schedulers(&self) -> Result<Option<SchedulerFireReport>> {
+        if !self.leader.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(None);
+        }
+        self.firer.run_once().await.map(Some)
     }
 
     /// Gives up the cleaner lease (on shutdown) so another worker takes over at once.
@@ -158,13 +182,24 @@ pub(crate) async fn run_maintenance(
             return;
         }
     };
-    loop {
+    let tick = maintainer.firer.tick().min(maintainer.interval);
+    'rounds: loop {
         if let Err(e) = maintainer.run_once().await {
             tracing::warn!(error = %e, "maintenance round failed");
         }
-        tokio::select! {
-            _ = stop.cancelled() => break,
-            _ = tokio::time::sleep(maintainer.interval) => {}
+        let next_round = tokio::time::Instant::now() + maintainer.interval;
+        loop {
+            let wake = (tokio::time::Instant::now() + tick).min(next_round);
+            tokio::select! {
+                _ = stop.cancelled() => break 'rounds,
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+            if tokio::time::Instant::now() >= next_round {
+                break;
+            }
+            if let Err(e) = maintainer.fire_schedulers().await {
+                tracing::warn!(error = %e, "scheduler firing failed");
+            }
         }
     }
     if let Err(e) = maintainer.resign().await {

@@ -8,6 +8,7 @@ mod maintainer;
 mod pruner;
 mod rescuer;
 mod retention;
+mod scheduler;
 
 pub use archiver::{ArchiveConfig, ArchiveReport, Archiver};
 pub use elector::{Elector, ElectorConfig, ElectorReport, CLEANER_LEASE};
@@ -15,5 +16,6 @@ pub use maintainer::{Maintainer, MaintenanceConfig, MaintenanceReport};
 pub use pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
 pub use rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};
 pub use retention::{RetentionReport, RetentionSweepConfig, RetentionSweeper};
+pub use scheduler::{SchedulerFireConfig, SchedulerFireReport, SchedulerFirer};
 
 pub(crate) use maintainer::run_maintenance;

@@ -1,6 +1,6 @@
 //! PostgreSQL-specific integration tests: migrations and roles, query plans, limits across
 //! pools, LISTEN/NOTIFY reconnects, connection loss, multiple worker processes and LIFO in
-//! every claim path, and dedup keys of purged jobs.
+//! every claim path, dedup keys of purged jobs, and scheduler rounds that skip a refused slot.
 
 mod bulk;
 mod chaos;
@@ -16,4 +16,5 @@ mod migrate;
 mod multiprocess;
 mod reschedule;
 mod revoke;
+mod schedulers;
 mod upgrade;

@@ -22,6 +22,7 @@ const FILES: &[(u32, &str)] = &[
     (8, include_str!("../../src/migrations/0008_admin_indexes.sql")),
     (9, include_str!("../../src/migrations/0009_stall_count.sql")),
     (10, include_str!("../../src/migrations/0010_flows_dedup.sql")),
+    (11, include_str!("../../src/migrations/0011_job_schedulers.sql")),
 ];
 
 /// The versions a migration from just before `first` applies, up to this build's latest.
@@ -323,6 +324,50 @@ async fn upgrading_from_version_9_keeps_plain_edges_that_cancel_their_dependent(
     assert!(j.last_error.unwrap_or_default().contains(&jid(dep).to_string()));
     let st = s.stats(None).await.unwrap();
     assert_eq!((st.waiting, st.cancelled), (0, 2), "the counts follow both rows");
+    flexiq_core::Store::close(&s).await.unwrap();
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn upgrading_from_version_10_adds_schedulers_that_fire_beside_existing_jobs() {
+    use flexiq_core::schedule::{CatchUp, JobTemplate, Repeat, RepeatRule};
+    use flexiq_core::store::{FireSchedulersRequest, Schedulers, UpsertSchedulerRequest};
+
+    let schema = fresh_schema("up11");
+    schema_at(&schema, 10).await;
+    let a = admin().await;
+    let old = uuid::Uuid::now_v7();
+    let t = now_ms() - 10_000;
+    // What a version-10 build left: a pending job holding a unique key.
+    let job = format!(
+        "INSERT INTO \"{schema}\".jobs (id, namespace, queue, task, payload, priority, status, attempt, \
+           max_retries, backoff_base_ms, backoff_max_ms, created_at, run_at, unique_key) \
+         VALUES ($1, 'default', 'cron', 'tick', '\\x7b7d', 0, 0, 0, 0, 1000, 60000, $2, $2, 'before')"
+    );
+    a.execute(&job, &[&old, &t]).await.unwrap();
+
+    assert_eq!(PgStore::migrate_schema(&url(), &schema).await.unwrap().applied, versions_from(11));
+    let s = open(&schema, 2).await;
+    assert_eq!(s.count_job_schedulers().await.unwrap(), 0, "no scheduler before the upgrade");
+    let rule = RepeatRule {
+        repeat: Repeat::Every { every_ms: 1_000 },
+        limit: None,
+        start_at_ms: None,
+        end_at_ms: None,
+        immediately: true,
+        catch_up: CatchUp::Latest,
+    };
+    let options = EnqueueOptions { queue: Some("cron".into()), ..Default::default() };
+    let template = JobTemplate { task: "tick".into(), payload: b"{}".to_vec(), options };
+    let req = UpsertSchedulerRequest { id: "beat".into(), rule, template, now: t };
+    assert_eq!(s.upsert_job_scheduler(req).await.unwrap().next_run_ms, Some(t));
+    let fired = s.fire_due_schedulers(FireSchedulersRequest { limit: 10, now: t }).await.unwrap();
+    assert_eq!(fired.len(), 1);
+    let j = s.get(&fired[0].job_id).await.unwrap().unwrap();
+    assert_eq!((j.run_at, j.unique_key), (t, Some(format!("scheduler:beat:{t}"))));
+    assert_eq!(s.stats(Some("cron")).await.unwrap().pending, 2, "the old job and the fired one");
+    let old = JobId::from_trusted(old.hyphenated().to_string());
+    assert_eq!(s.get(&old).await.unwrap().unwrap().unique_key.as_deref(), Some("before"));
     flexiq_core::Store::close(&s).await.unwrap();
     drop_schema(&schema).await;
 }

@@ -23,6 +23,15 @@
 -- d (comma-separated dependency ids), dp (their policy codes), g, wr, ws, wv), then the dedup
 -- key ('' for none) and, after a key, the job's plan table (`flexiq_core::dedup_table::plan_table`) and the
 -- expiry it gives the key ('' for none).
+-- A scheduler's fire (`schedulers.rs`) adds after the jobs its guard: the scheduler id, the
+-- next slot (Unix ms) it must still hold, its next slot ('' for none), last slot and count
+-- after the round, and its next slot should the batch be refused (`plan_skip`); other callers
+-- send nothing there. When the stored next slot differs (another leader fired it, an upsert
+-- moved it, the scheduler was removed) the script writes nothing and returns 0 (an enqueue
+-- otherwise returns an array). Else it moves the next slot (hash and `B:jsn`) to the refused
+-- batch's before the checks, so a refused batch (a revoked task) still advances the scheduler
+-- past its slots without counting them, and writes the round's next slot, last slot and count
+-- with the jobs, only when they are written.
 local now = tonumber(ARGV[1])
 local cap = tonumber(ARGV[2])
 local dead_id = ARGV[3]
@@ -57,6 +66,23 @@ for _ = 1, njobs do
     i = i + 1
   end
   jobs[#jobs + 1] = j
+end
+
+local sched = nil
+local function sched_next(id, value)
+  local k = B .. ':js:' .. id
+  if value == '' then
+    redis.call('HDEL', k, 'next_run_ms')
+    redis.call('ZREM', B .. ':jsn', id)
+  else
+    redis.call('HSET', k, 'next_run_ms', value)
+    redis.call('ZADD', B .. ':jsn', value, id)
+  end
+end
+if ARGV[i] then
+  sched = { id = ARGV[i], k = B .. ':js:' .. ARGV[i], next = ARGV[i + 2], last = ARGV[i + 3], n = ARGV[i + 4] }
+  if redis.call('HGET', sched.k, 'next_run_ms') ~= ARGV[i + 1] then return 0 end
+  sched_next(sched.id, ARGV[i + 5])
 end
 
 if redis.call('SCARD', B .. ':revoked') > 0 then
@@ -312,4 +338,9 @@ for _, q in ipairs(fresh_order) do
   end
 end
 wake(now)
+if sched then
+  sched_next(sched.id, sched.next)
+  redis.call('HSET', sched.k, 'iterations', sched.n)
+  if sched.last ~= '' then redis.call('HSET', sched.k, 'last_run_ms', sched.last) end
+end
 return out

@@ -14,6 +14,7 @@ mod plain;
 mod reliability;
 mod reschedule;
 mod revoke;
+mod schedulers;
 mod stalls;
 mod start;
 mod workflow;

@@ -5,7 +5,8 @@
 //! archived copies, the schema version 5 upgrade), the schema version 6 upgrade (stall counts
 //! and budgets), the stall count cleared wherever a row starts over in place, and the schema
 //! version 7 upgrade (edge policies and dedup records) with the removals that drop a dedup
-//! record beside its holder.
+//! record beside its holder, and job schedulers (the schema version 8 upgrade, refused slots,
+//! rows this build cannot read).
 
 mod admin;
 mod close;
@@ -18,6 +19,7 @@ mod migrate_stalls;
 mod migrate_workflow;
 mod open;
 mod plans;
+mod schedulers;
 mod stalls;
 mod two_process;
 

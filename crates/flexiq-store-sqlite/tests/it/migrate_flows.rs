@@ -100,7 +100,11 @@ async fn a_version_6_file_keeps_its_edges_as_plain_dependencies() {
         SqliteStore::open(&path, SqliteOptions { auto_migrate: false, ..Default::default() }).unwrap();
     let err = no_ddl.dedup_job_id(DedupJobIdRequest { key: "k".into(), now: T0 }).await.unwrap_err();
     assert_eq!(err.code(), "CONFLICT", "a version 6 file without auto_migrate asks for migrate(): {err}");
-    assert_eq!(no_ddl.migrate().await.unwrap().applied, vec![7], "exactly the flow step runs");
+    assert_eq!(
+        no_ddl.migrate().await.unwrap().applied,
+        vec![7, 8],
+        "the flow step runs, then the scheduler step (which finds its work done)"
+    );
     no_ddl.close().await.unwrap();
     downgrade_to_version_6(&path);
 

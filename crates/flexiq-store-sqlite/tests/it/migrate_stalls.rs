@@ -83,8 +83,8 @@ async fn a_version_5_file_reads_no_stalls_and_recovers_its_running_job_under_the
     assert_eq!(err.code(), "CONFLICT", "{err}");
     assert_eq!(
         no_ddl.migrate().await.unwrap().applied,
-        vec![6, 7],
-        "the stall step runs, then the flow step (which finds its work done)"
+        vec![6, 7, 8],
+        "the stall step runs, then the flow and scheduler steps (which find their work done)"
     );
     no_ddl.close().await.unwrap();
     downgrade_to_version_5(&path);

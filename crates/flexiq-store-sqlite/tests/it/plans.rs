@@ -1,6 +1,7 @@
 //! `EXPLAIN QUERY PLAN` of every keyset listing, the claim query, the ack lookup, the sweeps,
 //! the workflow lookups and fair claim steps, the admin selections, the delayed rows a
-//! promotion reads, the edge reads of flows and the dedup record lookups: index seeks only, no
+//! promotion reads, the edge reads of flows, the dedup record lookups and the job scheduler
+//! reads (by id, a keyset page, the count, the due scan): index seeks only, no
 //! full table scans, no temporary b-trees for ordering. The orphan sweeps walk their own side table
 //! and nothing else.
 
@@ -123,6 +124,26 @@ fn admin_selections_and_removals_seek_their_indexes() {
         ("dedup record", "dedup_keys USING PRIMARY KEY (ns=? AND key=?)"),
         ("removal of a held dedup record", "dedup_keys_job (ns=? AND job_id=?)"),
         ("retention purge of archived dedup holders", "dedup_keys_job (ns=? AND job_id=?)"),
+    ];
+    let queries = planned_queries();
+    for (name, index) in expect {
+        let q = queries.iter().find(|q| q.name == name).unwrap_or_else(|| panic!("no planned query {name}"));
+        let lines = plan(&conn, &q.sql);
+        assert!(lines.iter().any(|l| l.starts_with("SEARCH") && l.contains(index)), "{name}: {lines:?}");
+    }
+}
+
+#[test]
+fn job_scheduler_reads_seek_their_keys_and_the_due_index() {
+    let (_dir, conn) = fresh_file("schedulers.db");
+    let expect = [
+        (
+            "job scheduler by id",
+            "job_schedulers USING INDEX sqlite_autoindex_job_schedulers_1 (ns=? AND id=?)",
+        ),
+        ("job schedulers keyset page", "sqlite_autoindex_job_schedulers_1 (ns=? AND id>?)"),
+        ("job scheduler count", "sqlite_autoindex_job_schedulers_1 (ns=?)"),
+        ("job schedulers due scan", "job_schedulers_due (ns=? AND (next_run_ms,id)>(?,?)"),
     ];
     let queries = planned_queries();
     for (name, index) in expect {
