@@ -16,6 +16,7 @@ mod queue_stats;
 mod queue_wait;
 mod reliability;
 mod reschedule;
+mod scheduler_failover;
 mod schedulers;
 mod services;
 mod worker;
