@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use flexiq_core::{
-    DeadJob, EffectiveRetention, Job, JobDag, JobError, LogEntry, MetricBucket, MigrationSummary, Partial,
-    ReplayEntry, RetentionPreview, RetentionTable, RetentionWindows, Stats, TaskAggregate,
+    CatchUp, DeadJob, EffectiveRetention, EnqueueOptions, Job, JobDag, JobError, JobScheduler, LogEntry,
+    MetricBucket, MigrationSummary, Partial, Repeat, RepeatRule, ReplayEntry, RetentionPreview,
+    RetentionTable, RetentionWindows, Stats, TaskAggregate,
 };
 use flexiq_runtime::{ChildDependency, Dependencies, WorkflowJobRecord};
 use pyo3::prelude::*;
@@ -307,5 +308,72 @@ pub(crate) fn migration<'py>(py: Python<'py>, m: &MigrationSummary) -> PyResult<
     d.set_item("workflow_applied", m.workflow_applied.clone())?;
     d.set_item("archived_jobs", m.archived_jobs)?;
     d.set_item("schemaless", m.schemaless)?;
+    Ok(d)
+}
+
+/// A scheduler's rule as the `repeat` dict `upsert_job_scheduler` takes, every key present:
+/// `cron` and `tz` (`None`: UTC) or `every_ms`, then `limit`, `start_at_ms`, `end_at_ms`,
+/// `immediately`, `catch_up` and `catch_up_max` (`None` unless `catch_up` is `"all"`).
+pub(crate) fn repeat_rule<'py>(py: Python<'py>, r: &RepeatRule) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    match &r.repeat {
+        Repeat::Cron { pattern, tz } => {
+            d.set_item("cron", pattern)?;
+            d.set_item("tz", tz.as_deref())?;
+        }
+        Repeat::Every { every_ms } => d.set_item("every_ms", every_ms)?,
+    }
+    d.set_item("limit", r.limit)?;
+    d.set_item("start_at_ms", r.start_at_ms)?;
+    d.set_item("end_at_ms", r.end_at_ms)?;
+    d.set_item("immediately", r.immediately)?;
+    let (catch_up, max) = match r.catch_up {
+        CatchUp::Latest => ("latest", None),
+        CatchUp::None => ("none", None),
+        CatchUp::All { max } => ("all", Some(max)),
+    };
+    d.set_item("catch_up", catch_up)?;
+    d.set_item("catch_up_max", max)?;
+    Ok(d)
+}
+
+/// The options a template sets, in the engine units of the options dict `enqueue` takes
+/// (`queue`, `priority`, `max_retries`, `backoff_ms`, `backoff_max_ms`, `timeout_ms`,
+/// `metadata` as JSON text, `group_key`); the ones left unset are absent.
+pub(crate) fn template_options<'py>(py: Python<'py>, o: &EnqueueOptions) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    set_some(&d, "queue", o.queue.as_deref())?;
+    set_some(&d, "priority", o.priority)?;
+    set_some(&d, "max_retries", o.max_retries)?;
+    set_some(&d, "backoff_ms", o.backoff.map(|b| b.base_ms))?;
+    set_some(&d, "backoff_max_ms", o.backoff.map(|b| b.max_ms))?;
+    set_some(&d, "timeout_ms", o.timeout_ms)?;
+    set_some(&d, "metadata", o.metadata.as_deref())?;
+    set_some(&d, "group_key", o.group_key.as_deref())?;
+    Ok(d)
+}
+
+/// Sets `key` when `v` holds a value (an unset option is absent, not `None`).
+fn set_some<'py, T: IntoPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, v: Option<T>) -> PyResult<()> {
+    v.map_or(Ok(()), |v| d.set_item(key, v))
+}
+
+/// A scheduler: `id`, `repeat` (see [`repeat_rule`]), `template` (`task`, `payload` as bytes,
+/// `options` as [`template_options`]), `next_run_ms` and `last_run_ms` (Unix ms, `None` when
+/// there is none), `iterations`, `created_at` and `updated_at` (Unix ms).
+pub(crate) fn job_scheduler<'py>(py: Python<'py>, s: &JobScheduler) -> PyResult<Bound<'py, PyDict>> {
+    let template = PyDict::new(py);
+    template.set_item("task", &s.template.task)?;
+    template.set_item("payload", PyBytes::new(py, &s.template.payload))?;
+    template.set_item("options", template_options(py, &s.template.options)?)?;
+    let d = PyDict::new(py);
+    d.set_item("id", &s.id)?;
+    d.set_item("repeat", repeat_rule(py, &s.rule)?)?;
+    d.set_item("template", template)?;
+    d.set_item("next_run_ms", s.next_run_ms)?;
+    d.set_item("last_run_ms", s.last_run_ms)?;
+    d.set_item("iterations", s.iterations)?;
+    d.set_item("created_at", s.created_at)?;
+    d.set_item("updated_at", s.updated_at)?;
     Ok(d)
 }

@@ -14,6 +14,7 @@ mod handler_threads;
 mod options;
 mod queue;
 mod runtime;
+mod schedule;
 mod worker;
 
 use pyo3::prelude::*;

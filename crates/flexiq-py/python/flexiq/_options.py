@@ -5,7 +5,8 @@ datetimes, dicts, :class:`~flexiq.JobResult`). ``Queue.enqueue`` and ``Task.appl
 take them as keyword arguments typed by it, each job of ``Queue.enqueue_many`` carries them
 as keys, and :func:`native_options` is the one place they become the engine's options dict
 (milliseconds, Unix ms, JSON text) that the native ``enqueue`` / ``enqueue_many`` convert
-once more, in Rust, into the engine's type. A wrong type is :class:`~flexiq.InvalidArgument`,
+once more, in Rust, into the engine's type (:func:`public_options` is the way back, for the
+options a stored record reports). A wrong type is :class:`~flexiq.InvalidArgument`,
 like a wrong value; an unknown option name is a ``TypeError`` for keyword arguments and an
 ``InvalidArgument`` for a batch job's key. The ``dedup`` option is a :class:`DedupOptions`
 dict; its window ``ttl_ms`` is milliseconds, as the store contract names it.
@@ -29,6 +30,7 @@ __all__ = [
     "check_option_names",
     "metadata_text",
     "native_options",
+    "public_options",
 ]
 
 #: The dedup modes, in the engine's order (``DedupOptions.mode`` spells the same names).
@@ -211,4 +213,22 @@ def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
         out["lifo"] = _bool("lifo", o["lifo"])
     if "dedup" in o:
         out["dedup"] = _dedup(o["dedup"])
+    return out
+
+
+def public_options(native: Mapping[str, Any]) -> Dict[str, Any]:
+    """The inverse of :func:`native_options` for the options a stored record reports (a job
+    scheduler's template): the engine's dict back in public names and units, so it can be
+    given to an enqueue again. ``backoff_ms`` becomes ``retry_backoff`` and ``timeout_ms``
+    ``timeout`` (seconds); ``queue``, ``priority``, ``max_retries``, ``metadata`` (JSON text)
+    and ``group_key`` stay as they are. The backoff cap ``backoff_max_ms``, which no public
+    option sets, is left out; so are options the record does not set."""
+    out: Dict[str, Any] = {}
+    for name in ("queue", "priority", "max_retries", "metadata", "group_key"):
+        if native.get(name) is not None:
+            out[name] = native[name]
+    if native.get("backoff_ms") is not None:
+        out["retry_backoff"] = native["backoff_ms"] / 1000
+    if native.get("timeout_ms") is not None:
+        out["timeout"] = native["timeout_ms"] / 1000
     return out

@@ -1,9 +1,9 @@
 """The typed values the Python API returns: jobs, keyset pages, a flow parent's dependencies,
-enqueue outcomes, retention reports and the workflow view's records.
+enqueue outcomes, job schedulers, retention reports and the workflow view's records.
 
 Units follow the spec: a :class:`Retention` you configure is in **seconds**; every window and
-timestamp reported back (:class:`EffectiveRetention`, :class:`RetentionPreview`, job
-timestamps) is in **milliseconds** (timestamps as Unix ms). The workflow records
+timestamp reported back (:class:`EffectiveRetention`, :class:`RetentionPreview`, job and
+scheduler timestamps) is in **milliseconds** (timestamps as Unix ms). The workflow records
 (:class:`WorkflowJob`) follow the workflow contract instead, whose times are dates: they are
 timezone-aware UTC datetimes, which the view's ``next_poll_at`` arguments take back as they are.
 """
@@ -22,6 +22,7 @@ __all__ = [
     "EffectiveRetention",
     "Fence",
     "Job",
+    "JobScheduler",
     "Page",
     "RETENTION_TABLES",
     "Retention",
@@ -130,6 +131,37 @@ class EnqueueOutcome:
 
     id: str
     deduplicated: bool
+
+
+@dataclass(frozen=True)
+class JobScheduler:
+    """A job scheduler as stored (see :meth:`flexiq.Queue.upsert_job_scheduler`).
+
+    ``repeat`` is its rule as the dict the upsert takes, with every key present: ``cron`` and
+    ``tz`` (``None``: UTC) or ``every_ms`` (ms), then ``limit`` (``None``: no limit),
+    ``start_at_ms`` and ``end_at_ms`` (Unix ms or ``None``), ``immediately``, ``catch_up``
+    (``"latest"``, ``"none"`` or ``"all"``) and ``catch_up_max`` (``None`` unless ``"all"``).
+    ``template`` is the job each slot enqueues: ``task``, the call's ``args`` (a list) and
+    ``kwargs`` decoded with the queue's serializer, and ``options``, the enqueue options it
+    sets, named and in the units of :meth:`flexiq.Queue.enqueue` (``timeout`` and
+    ``retry_backoff`` in seconds). ``next_run_ms`` is the next slot (Unix ms; ``None`` once
+    the rule has no slot left, its limit or end reached), ``last_run_ms`` the newest slot
+    fired (``None`` before the first), ``iterations`` the jobs fired so far; ``created_at``
+    and ``updated_at`` (the last upsert) are Unix ms. Each slot's job runs at the slot and
+    carries the unique key ``scheduler:<id>:<slot ms>``."""
+
+    id: str
+    repeat: Dict[str, Any]
+    template: Dict[str, Any]
+    next_run_ms: Optional[int]
+    last_run_ms: Optional[int]
+    iterations: int
+    created_at: int
+    updated_at: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The scheduler as a plain dict."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``clean``, ``reschedule``, ``flows``, ``dedup``, ``wait``, ``workflow``), named as the engine's;
-a native call that needs no conversion is forwarded as it is (:mod:`flexiq._queue.forward`).
+``clean``, ``reschedule``, ``flows``, ``dedup``, ``schedulers``, ``wait``, ``workflow``), named
+as the engine's; a native call that needs no conversion is forwarded as it is
+(:mod:`flexiq._queue.forward`).
 Every blocking call releases the GIL while the engine works, and has an ``a``-prefixed async
 twin, made from it by :func:`flexiq._aio.async_twins`. Payloads and results go through the
 queue's serializer (JSON unless told otherwise).
@@ -28,6 +29,7 @@ from ._queue.forward import NativeCalls, forward_native
 from ._queue.jobs import JobsMixin
 from ._queue.listing import ListingMixin
 from ._queue.reschedule import RescheduleMixin
+from ._queue.schedulers import SchedulersMixin
 from ._queue.stats import StatsMixin
 from ._queue.wait import WaitMixin
 from ._queue.workflow import WorkflowMixin
@@ -54,6 +56,7 @@ class Queue(
     RescheduleMixin,
     FlowsMixin,
     DedupMixin,
+    SchedulersMixin,
     WaitMixin,
     WorkflowMixin,
     NativeCalls,

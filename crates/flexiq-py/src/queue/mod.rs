@@ -1,8 +1,9 @@
 //! `NativeQueue`: the Python handle on a runtime [`flexiq_runtime::Queue`], with opening and
 //! closing. Its calls live beside it, one file per area with the runtime's `queue/` names
 //! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `clean`, `reschedule`, `flows`,
-//! `dedup`, `wait`, `workflow`), so an operation sits in the file of the same name on both sides. `workflow`
-//! also holds the handle class of the workflow view, `NativeWorkflowJobs`.
+//! `dedup`, `schedulers`, `wait`, `workflow`), so an operation sits in the file of the same name
+//! on both sides. `workflow` also holds the handle class of the workflow view,
+//! `NativeWorkflowJobs`.
 //!
 //! Arguments arrive as Python values and are handed to the runtime unchanged where it
 //! validates them (limits, offsets, durations as `i64`, so a negative number is an
@@ -17,6 +18,7 @@ mod flows;
 mod jobs;
 mod listing;
 mod reschedule;
+mod schedulers;
 mod stats;
 mod wait;
 mod workflow;
