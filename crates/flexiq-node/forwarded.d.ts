@@ -34,4 +34,7 @@ export type ReshapedMethod =
   | 'workflowJobs'
   | 'addFlow'
   | 'getDependencies'
-  | 'enqueueOutcome';
+  | 'enqueueOutcome'
+  | 'upsertJobScheduler'
+  | 'getJobScheduler'
+  | 'listJobSchedulers';

@@ -69,8 +69,18 @@ export type {
 
 import type { Dependencies, DependenciesOptions, FlowNode } from './flows';
 import type { InternalMethod, ReshapedMethod } from './forwarded';
+import type { JobScheduler, JobTemplate, ListJobSchedulersOptions, RepeatOptions } from './schedulers';
 
 export type { ChildDependency, Dependencies, DependenciesOptions, FlowNode, FlowPolicy } from './flows';
+export type {
+  CatchUp,
+  JobScheduler,
+  JobSchedulerRepeat,
+  JobTemplate,
+  JobTemplateOptions,
+  ListJobSchedulersOptions,
+  RepeatOptions,
+} from './schedulers';
 
 /** A job's status. */
 export type JobStatus = Job['status'];
@@ -705,6 +715,29 @@ export declare class Queue {
    * status for a job that started or finished.
    */
   changePriority(jobId: string, priority: number, options?: ChangePriorityOptions): Promise<void>;
+
+  /**
+   * Creates the job scheduler `id`, or replaces the rule and template of the existing one
+   * (keeping its creation time, count and last slot: a slot it fired never fires again).
+   * `repeat` is `{ cron, tz }` (a zone's daylight saving followed) or `{ everyMs }`, with
+   * `limit`, `startAtMs` / `endAtMs` (Unix ms or Dates), `immediately` and `catchUp`;
+   * `template` is `{ task, payload, options }`, the options those of `enqueue` but the ones
+   * each slot decides. Resolves to the stored scheduler with its next slot. A worker elected
+   * its namespace's cleaner (`maintenance`, the default) fires the due slots, each one job
+   * whose unique key names the scheduler and slot. `INVALID_ARGUMENT` naming the field for
+   * bad input (a malformed pattern, an unknown zone, both or neither of `cron` and
+   * `everyMs`, an option a template may not set), and nothing is stored.
+   */
+  upsertJobScheduler(id: string, repeat: RepeatOptions, template: JobTemplate): Promise<JobScheduler>;
+  /** The scheduler `id`, or `null` when there is none. */
+  getJobScheduler(id: string): Promise<JobScheduler | null>;
+  /**
+   * One keyset page of the namespace's schedulers by id: `limit` 1 to 10,000 (default 100),
+   * `after` the previous page's `nextCursor`, which is `null` on the last page.
+   */
+  listJobSchedulers(options?: ListJobSchedulersOptions): Promise<Page<JobScheduler>>;
+  /** Removes the scheduler `id` (the jobs it fired stay); `false` when there was none. */
+  removeJobScheduler(id: string): Promise<boolean>;
 
   /**
    * Inserts a flow in one transaction (one script on Redis): `tree` and all its descendants,

@@ -13,7 +13,13 @@ import type {
   FlowNode,
   JobFence,
   JobFilterWide,
+  JobScheduler,
+  JobSchedulerRepeat,
+  JobTemplate,
+  JobTemplateOptions,
+  ListJobSchedulersOptions,
   Queue,
+  RepeatOptions,
   TaskOptions,
   WorkflowJob,
   WorkflowJobs,
@@ -29,8 +35,13 @@ import type {
   FlowNodeInput,
   DequeueOptions as NativeDequeueOptions,
   JobOptions,
+  JobSchedulerRecord,
   ListFilter,
+  ListJobSchedulersOptions as NativeListJobSchedulersOptions,
   NativeQueue,
+  SchedulerRepeat,
+  SchedulerTemplate,
+  SchedulerTemplateOptions,
   NativeWorkflowJobs,
   TaskSpec,
   WorkflowDequeued,
@@ -117,6 +128,34 @@ export type DependenciesOptionsDrift = None<
   Missing<DependenciesOptions, NativeDependenciesOptions> | Missing<NativeDependenciesOptions, DependenciesOptions>
 >;
 export type FlowPolicyDiffers = None<Same<FlowNode['onFailure'], FlowNodeInput['onFailure']> extends true ? never : 'onFailure'>;
+
+// ---- job schedulers ----
+
+// The rule, the template and the scheduler keep the addon's names both ways (the JS layer
+// takes `Date`s, encodes and decodes JSON and gives absent values as `null`), and a template's
+// options are the enqueue options of the same name and type.
+export type RepeatOptionsDrift = None<Missing<RepeatOptions, SchedulerRepeat> | Missing<SchedulerRepeat, RepeatOptions>>;
+export type SchedulerRepeatDrift = None<Missing<JobSchedulerRepeat, SchedulerRepeat> | Missing<SchedulerRepeat, JobSchedulerRepeat>>;
+export type JobTemplateDrift = None<Missing<JobTemplate, SchedulerTemplate> | Missing<SchedulerTemplate, JobTemplate>>;
+export type JobTemplateOptionsDrift = None<
+  Missing<JobTemplateOptions, SchedulerTemplateOptions> | Missing<SchedulerTemplateOptions, JobTemplateOptions>
+>;
+export type TemplateOptionTypesDiffer = None<
+  {
+    [K in Exclude<keyof SchedulerTemplateOptions, 'metadata'>]: Same<JobTemplateOptions[K], SchedulerTemplateOptions[K]> extends true
+      ? never
+      : K;
+  }[Exclude<keyof SchedulerTemplateOptions, 'metadata'>]
+>;
+export type JobSchedulerDrift = None<Missing<JobScheduler, JobSchedulerRecord> | Missing<JobSchedulerRecord, JobScheduler>>;
+export type ListJobSchedulersOptionsDrift = None<
+  Missing<ListJobSchedulersOptions, NativeListJobSchedulersOptions> | Missing<NativeListJobSchedulersOptions, ListJobSchedulersOptions>
+>;
+// What a scheduler reads back can be upserted again as it is.
+export type SchedulerNotReupsertable = None<
+  | (JobSchedulerRepeat extends RepeatOptions ? never : 'repeat')
+  | (JobScheduler['template'] extends JobTemplate ? never : 'template')
+>;
 
 // ---- the workflow view ----
 

@@ -41,6 +41,10 @@ const OPTION_TYPES = {
   dedup: 'DedupOptions',
   flowNode: 'FlowNode',
   dependencies: 'DependenciesOptions',
+  repeat: 'RepeatOptions',
+  template: 'JobTemplate',
+  templateOptions: 'JobTemplateOptions',
+  listSchedulers: 'ListJobSchedulersOptions',
 };
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);

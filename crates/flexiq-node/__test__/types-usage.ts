@@ -7,14 +7,18 @@ import {
   type ChildDependency,
   type DedupMode,
   type Dependencies,
+  type CatchUp,
   type EnqueueOutcome,
   type FlowNode,
   type FlowPolicy,
   type Job,
+  type JobScheduler,
+  type JobTemplate,
   type LogEntry,
   type MetricBucket,
   type Page,
   type QueueControls,
+  type RepeatOptions,
   type Stats,
   type TaskMetrics,
   type WorkerInfo,
@@ -142,6 +146,19 @@ async function usage(): Promise<void> {
   const holder: string | null = await q.dedupJobId('send:x');
   const freed: boolean = await q.deleteDedupKey('send:x');
   void [childError, more, detached, deduplicated, holder, freed, outcome.id];
+  const weekdays: RepeatOptions = { cron: '0 9 * * MON-FRI', tz: 'Europe/Berlin', startAtMs: new Date(), catchUp: 'none' };
+  const report: JobTemplate = { task: 'send', payload: { to: 'ops' }, options: { queue: 'mail', timeout: 30, metadata: { kind: 'report' } } };
+  const sched: JobScheduler = await q.upsertJobScheduler('daily-report', weekdays, report);
+  const nextRun: number | null = sched.nextRunMs;
+  const catchUp: CatchUp = sched.repeat.catchUp;
+  await q.upsertJobScheduler(sched.id, sched.repeat, sched.template);
+  await q.upsertJobScheduler('tick', { everyMs: 60_000, limit: 10, catchUp: 'all', catchUpMax: 5 }, { task: 'send' });
+  const found: JobScheduler | null = await q.getJobScheduler('tick');
+  const schedulers: Page<JobScheduler> = await q.listJobSchedulers({ limit: 10, after: null });
+  const nextSchedulers = await q.listJobSchedulers({ after: schedulers.nextCursor });
+  const schedulerCount: number = await q.countJobSchedulers();
+  const dropped: boolean = await q.removeJobScheduler('tick');
+  void [nextRun, catchUp, found?.template.payload, nextSchedulers.items, schedulerCount, dropped];
   const wf: WorkflowJobs = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, queue: 'workflow' });
   const groupBy: string | null = wf.fairnessGroupBy;
   const stamped: string = wf.adoptWorkerId('host-1');

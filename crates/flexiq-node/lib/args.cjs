@@ -87,12 +87,16 @@ function durations(value, kind, prefix = '') {
   for (const [k, unit] of Object.entries(DURATIONS[kind] ?? {})) duration(`${prefix}${k}`, value[k], unit);
 }
 
-/** Enqueue options as the addon takes them (`what` names them in messages). */
-function jobOptions(opts, what = 'enqueue options') {
-  const o = options(what, opts, 'enqueue');
+/**
+ * Enqueue options as the addon takes them (`what` names them in messages). `kind` is their
+ * option set (`enqueue`, or a subset such as a scheduler template's `templateOptions`) and
+ * `prefix` names the nested options in messages (`template.options.`).
+ */
+function jobOptions(opts, what = 'enqueue options', kind = 'enqueue', prefix = '') {
+  const o = options(what, opts, kind, prefix);
   if (o === undefined) return undefined;
-  if (o.backoff !== undefined) options('backoff', o.backoff, 'backoff', 'backoff.');
-  if (o.dedup !== undefined) options('dedup', o.dedup, 'dedup', 'dedup.');
+  if (o.backoff !== undefined) options(`${prefix}backoff`, o.backoff, 'backoff', `${prefix}backoff.`);
+  if (o.dedup !== undefined) options(`${prefix}dedup`, o.dedup, 'dedup', `${prefix}dedup.`);
   if (o.metadata === undefined && !(o.runAt instanceof Date)) return o;
   const out = { ...o };
   if (o.runAt instanceof Date) out.runAt = o.runAt.getTime();
@@ -101,4 +105,4 @@ function jobOptions(opts, what = 'enqueue options') {
   return out;
 }
 
-module.exports = { encode, decode, duration, durations, integer, options, jobOptions };
+module.exports = { encode, decode, shown, duration, durations, integer, options, jobOptions };

@@ -105,6 +105,17 @@ const OPTION_SETS = Object.freeze({
   remove: keys('removeChildren'),
   /** `changePriority(jobId, priority, options)`: ChangePriorityOptions. */
   changePriority: keys('lifo'),
+  /** `upsertJobScheduler(id, repeat, template)`'s rule: RepeatOptions. */
+  repeat: keys('cron', 'tz', 'everyMs', 'limit', 'startAtMs', 'endAtMs', 'immediately', 'catchUp', 'catchUpMax'),
+  /** `upsertJobScheduler(id, repeat, template)`'s job: JobTemplate. */
+  template: keys('task', 'payload', 'options'),
+  /**
+   * `options` of a scheduler's template: JobTemplateOptions, the enqueue options but those
+   * each slot decides (the rest of `enqueue`, refused by name).
+   */
+  templateOptions: keys('queue', 'priority', 'maxRetries', 'backoff', 'timeout', 'metadata', 'groupKey'),
+  /** `listJobSchedulers(options)`: ListJobSchedulersOptions. */
+  listSchedulers: keys('limit', 'after'),
 });
 
 /**
@@ -120,6 +131,8 @@ const DURATIONS = Object.freeze({
   wait: { timeoutMs: 'ms', pollMs: 'ms' },
   task: { timeout: 's', softTimeout: 's' },
   worker: { lease: 's', pollInterval: 's', shutdownTimeout: 's', archiveAfter: 's' },
+  repeat: { everyMs: 'ms' },
+  templateOptions: { timeout: 's' },
 });
 
 /** The `level` values `ctx.log(message, level)` takes. */

@@ -3,8 +3,9 @@
 // decodes results, maps errors to FlexiqError and keeps the task registry for workers.
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
 // per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, clean,
-// reschedule, flows, dedup, wait, workflow), each a class whose methods are installed on
-// Queue.prototype. Every other NativeQueue method is then forwarded as it is (forward.cjs).
+// reschedule, schedulers, flows, dedup, wait, workflow), each a class whose methods are
+// installed on Queue.prototype. Every other NativeQueue method is then forwarded as it is
+// (forward.cjs).
 
 const native = require('../native.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
@@ -23,6 +24,7 @@ const CALLS = [
   require('./queue/admin.cjs').AdminCalls,
   require('./queue/clean.cjs').CleanCalls,
   require('./queue/reschedule.cjs').RescheduleCalls,
+  require('./queue/schedulers.cjs').SchedulerCalls,
   require('./queue/flows.cjs').FlowCalls,
   require('./queue/dedup.cjs').DedupCalls,
   require('./queue/wait.cjs').WaitCalls,

@@ -29,6 +29,14 @@ pub(crate) fn non_negative(what: &str, v: f64) -> Result<i64> {
     int(what, v, 0, MAX_SAFE as i64)
 }
 
+/// A whole number of one or more (a period, a limit), up to the largest a double holds exactly.
+pub(crate) fn positive(what: &str, v: f64) -> Result<u64> {
+    if v.is_finite() && v.fract() == 0.0 && v < 1.0 {
+        return Err(invalid(format!("{what} must be 1 or more, got {v}")));
+    }
+    Ok(int(what, v, 1, MAX_SAFE as i64)? as u64)
+}
+
 /// A page size given by the caller, or `default`; the runtime checks the range (1 to 10,000).
 pub(crate) fn limit(v: Option<f64>, default: i64) -> Result<i64> {
     page("limit", v, default)
@@ -65,6 +73,12 @@ pub(crate) fn secs_to_ms(what: &str, secs: f64) -> Result<u64> {
         return Err(invalid(format!("{what} {secs} s is too large")));
     }
     Ok(ms as u64)
+}
+
+/// Whole milliseconds as seconds: the inverse of [`secs_to_ms`], for an option read back in
+/// the unit it is given in (a scheduler template's `timeout` and `backoff`).
+pub(crate) fn ms_to_secs(ms: u64) -> f64 {
+    ms as f64 / 1_000.0
 }
 
 /// A duration in milliseconds (whole, zero or more).

@@ -22,5 +22,6 @@ mod context;
 mod error;
 mod options;
 mod queue;
+mod schedule;
 mod types;
 mod worker;

@@ -1,6 +1,6 @@
 //! The `NativeQueue` class: opening and closing; its calls live in one file per module of
 //! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, clean, reschedule,
-//! flows, dedup, wait, workflow).
+//! schedulers, flows, dedup, wait, workflow).
 //!
 //! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
 //! SQLite alone, whose open is a local file and cheap enough to block on.
@@ -20,6 +20,7 @@ mod flows;
 mod jobs;
 mod listing;
 mod reschedule;
+mod schedulers;
 mod stats;
 mod wait;
 mod workflow;
