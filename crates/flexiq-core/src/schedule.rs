@@ -155,6 +155,28 @@ fn parse_tz(tz: Option<&str>) -> Result<Tz> {
 }
 
 impl RepeatRule {
+    /// A rule firing every `every_ms` ms, with no limit, window or catch-up beyond the latest.
+    pub fn every(every_ms: u64) -> Self {
+        RepeatRule::from_repeat(Repeat::Every { every_ms })
+    }
+
+    /// A rule firing on a cron pattern in `tz` (UTC when `None`), with no limit, window or
+    /// catch-up beyond the latest.
+    pub fn cron(pattern: &str, tz: Option<&str>) -> Self {
+        RepeatRule::from_repeat(Repeat::Cron { pattern: pattern.to_string(), tz: tz.map(str::to_string) })
+    }
+
+    fn from_repeat(repeat: Repeat) -> Self {
+        RepeatRule {
+            repeat,
+            limit: None,
+            start_at_ms: None,
+            end_at_ms: None,
+            immediately: false,
+            catch_up: CatchUp::Latest,
+        }
+    }
+
     /// Checks the rule: a cron pattern that parses, a known zone, a period of 1 ms or more, a
     /// limit of 1 or more, `end_at_ms` after `start_at_ms`, a catch-up cap of 1 to
     /// [`MAX_CATCH_UP`].

@@ -3,21 +3,6 @@ use super::*;
 const MIN: i64 = 60_000;
 const HOUR: i64 = 60 * MIN;
 
-fn rule(repeat: Repeat) -> RepeatRule {
-    RepeatRule {
-        repeat,
-        limit: None,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::Latest,
-    }
-}
-
-fn cron(pattern: &str, tz: Option<&str>) -> RepeatRule {
-    rule(Repeat::Cron { pattern: pattern.into(), tz: tz.map(Into::into) })
-}
-
 fn template() -> JobTemplate {
     JobTemplate { task: "tick".into(), payload: b"{}".to_vec(), options: EnqueueOptions::default() }
 }
@@ -46,7 +31,7 @@ fn run(mut s: JobScheduler, nows: impl IntoIterator<Item = i64>) -> (JobSchedule
 
 #[test]
 fn every_with_a_limit_fires_that_many_then_stops() {
-    let mut r = rule(Repeat::Every { every_ms: 1_000 });
+    let mut r = RepeatRule::every(1_000);
     r.limit = Some(3);
     let s = plan_upsert(None, "s", r, template(), 10_000).unwrap();
     assert_eq!(s.next_run_ms, Some(11_000));
@@ -58,14 +43,14 @@ fn every_with_a_limit_fires_that_many_then_stops() {
 #[test]
 fn berlin_cron_follows_daylight_saving() {
     // 02:30 every day: on 2026-03-29 Berlin skips 02:00-03:00, on 2026-10-25 it repeats it.
-    let r = cron("30 2 * * *", Some("Europe/Berlin"));
+    let r = RepeatRule::cron("30 2 * * *", Some("Europe/Berlin"));
     let s = plan_upsert(None, "s", r, template(), ms("2026-03-27T12:00:00Z")).unwrap();
     let (_, fired) = run(s, (0..72).map(|h| ms("2026-03-27T12:00:00Z") + h * HOUR));
     let want: Vec<i64> =
         vec![ms("2026-03-28T01:30:00Z"), ms("2026-03-29T01:00:00Z"), ms("2026-03-30T00:30:00Z")];
     assert_eq!(fired, want, "the skipped 02:30 of the 29th fires once, at 03:00 CEST, when the gap ends");
 
-    let r = cron("30 2 * * *", Some("Europe/Berlin"));
+    let r = RepeatRule::cron("30 2 * * *", Some("Europe/Berlin"));
     let s = plan_upsert(None, "s", r, template(), ms("2026-10-24T12:00:00Z")).unwrap();
     let (_, fired) = run(s, (0..48).map(|h| ms("2026-10-24T12:00:00Z") + h * HOUR + MIN));
     assert_eq!(
@@ -77,7 +62,7 @@ fn berlin_cron_follows_daylight_saving() {
 
 #[test]
 fn catch_up_policies_after_a_gap() {
-    let mut r = rule(Repeat::Every { every_ms: 1_000 });
+    let mut r = RepeatRule::every(1_000);
     let s = plan_upsert(None, "s", r.clone(), template(), 0).unwrap();
     let (after, fired) = run(s.clone(), [5_500]);
     assert_eq!(fired, vec![5_000], "latest: only the newest due slot");
@@ -98,7 +83,7 @@ fn catch_up_policies_after_a_gap() {
 
 #[test]
 fn upsert_never_fires_a_slot_twice_and_keeps_the_count() {
-    let r = rule(Repeat::Every { every_ms: 1_000 });
+    let r = RepeatRule::every(1_000);
     let s = plan_upsert(None, "s", r.clone(), template(), 0).unwrap();
     let (s, fired) = run(s, [1_000, 2_000]);
     assert_eq!(fired, vec![1_000, 2_000]);
@@ -109,7 +94,7 @@ fn upsert_never_fires_a_slot_twice_and_keeps_the_count() {
 
 #[test]
 fn immediately_fires_at_once_then_follows_the_rule() {
-    let mut r = cron("0 * * * *", None);
+    let mut r = RepeatRule::cron("0 * * * *", None);
     r.immediately = true;
     let s = plan_upsert(None, "s", r, template(), 90 * MIN + 7).unwrap();
     assert_eq!(s.next_run_ms, Some(90 * MIN + 7));
@@ -120,7 +105,7 @@ fn immediately_fires_at_once_then_follows_the_rule() {
 
 #[test]
 fn start_and_end_bound_the_slots() {
-    let mut r = rule(Repeat::Every { every_ms: 1_000 });
+    let mut r = RepeatRule::every(1_000);
     r.start_at_ms = Some(5_500);
     r.end_at_ms = Some(7_500);
     let s = plan_upsert(None, "s", r, template(), 0).unwrap();
@@ -133,7 +118,7 @@ fn start_and_end_bound_the_slots() {
 fn fired_jobs_carry_the_slot_key_and_template() {
     let mut t = template();
     t.options.queue = Some("cron".into());
-    let s = plan_upsert(None, "nightly", rule(Repeat::Every { every_ms: 10 }), t, 0).unwrap();
+    let s = plan_upsert(None, "nightly", RepeatRule::every(10), t, 0).unwrap();
     let p = plan_fire(&s, 10).unwrap().unwrap();
     let (slot, job) = &p.fire[0];
     assert_eq!((*slot, job.queue.as_str(), job.task.as_str()), (10, "cron", "tick"));
@@ -144,24 +129,21 @@ fn fired_jobs_carry_the_slot_key_and_template() {
 #[test]
 fn bad_rules_templates_and_ids_are_refused() {
     let bad_rules = [
-        cron("61 * * * *", None),
-        cron("not a cron", None),
-        cron("* * * * *", Some("Mars/Olympus")),
-        rule(Repeat::Every { every_ms: 0 }),
-        RepeatRule { limit: Some(0), ..rule(Repeat::Every { every_ms: 1 }) },
-        RepeatRule { start_at_ms: Some(10), end_at_ms: Some(5), ..rule(Repeat::Every { every_ms: 1 }) },
-        RepeatRule { start_at_ms: Some(-1), ..rule(Repeat::Every { every_ms: 1 }) },
-        RepeatRule { catch_up: CatchUp::All { max: 0 }, ..rule(Repeat::Every { every_ms: 1 }) },
-        RepeatRule {
-            catch_up: CatchUp::All { max: MAX_CATCH_UP + 1 },
-            ..rule(Repeat::Every { every_ms: 1 })
-        },
+        RepeatRule::cron("61 * * * *", None),
+        RepeatRule::cron("not a cron", None),
+        RepeatRule::cron("* * * * *", Some("Mars/Olympus")),
+        RepeatRule::every(0),
+        RepeatRule { limit: Some(0), ..RepeatRule::every(1) },
+        RepeatRule { start_at_ms: Some(10), end_at_ms: Some(5), ..RepeatRule::every(1) },
+        RepeatRule { start_at_ms: Some(-1), ..RepeatRule::every(1) },
+        RepeatRule { catch_up: CatchUp::All { max: 0 }, ..RepeatRule::every(1) },
+        RepeatRule { catch_up: CatchUp::All { max: MAX_CATCH_UP + 1 }, ..RepeatRule::every(1) },
     ];
     for r in bad_rules {
         let e = plan_upsert(None, "s", r.clone(), template(), 0).unwrap_err();
         assert_eq!(e.code(), "INVALID_ARGUMENT", "{r:?}");
     }
-    let every = rule(Repeat::Every { every_ms: 1 });
+    let every = RepeatRule::every(1);
     let mut t = template();
     t.options.unique_key = Some("k".into());
     let e = plan_upsert(None, "s", every.clone(), t, 0).unwrap_err();
@@ -176,21 +158,24 @@ fn bad_rules_templates_and_ids_are_refused() {
 
 #[test]
 fn six_field_cron_fires_every_second() {
-    let s = plan_upsert(None, "s", cron("* * * * * *", None), template(), 500).unwrap();
+    let s = plan_upsert(None, "s", RepeatRule::cron("* * * * * *", None), template(), 500).unwrap();
     let (_, fired) = run(s, [1_000, 2_000, 3_000]);
     assert_eq!(fired, vec![1_000, 2_000, 3_000]);
 }
 
 #[test]
 fn spec_round_trips_as_json() {
-    let spec = SchedulerSpec { rule: cron("0 9 * * MON-FRI", Some("Europe/Berlin")), template: template() };
+    let spec = SchedulerSpec {
+        rule: RepeatRule::cron("0 9 * * MON-FRI", Some("Europe/Berlin")),
+        template: template(),
+    };
     assert_eq!(SchedulerSpec::from_json("s", &spec.to_json()).unwrap(), spec);
     assert_eq!(SchedulerSpec::from_json("s", "{").unwrap_err().code(), "BACKEND");
 }
 
 #[test]
 fn a_skipped_round_moves_on_without_counting() {
-    let mut r = rule(Repeat::Every { every_ms: 1_000 });
+    let mut r = RepeatRule::every(1_000);
     r.limit = Some(1);
     let s = plan_upsert(None, "s", r, template(), 0).unwrap();
     let p = plan_fire(&s, 1_000).unwrap().unwrap();

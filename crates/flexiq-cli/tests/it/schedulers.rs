@@ -2,7 +2,7 @@
 //! runtime, read and removed through the CLI in tables and JSON, bad ids, limits and cursors
 //! refused with their exit codes.
 
-use flexiq::{connect, CatchUp, ConnectOptions, EnqueueOptions, JobTemplate, Repeat, RepeatRule};
+use flexiq::{connect, ConnectOptions, EnqueueOptions, JobTemplate, RepeatRule};
 use serde_json::{json, Value};
 
 use crate::fixture::{flexiq, Run};
@@ -15,17 +15,6 @@ fn cli(url: &str) -> impl Fn(&[&str]) -> Run + '_ {
     }
 }
 
-fn rule(repeat: Repeat) -> RepeatRule {
-    RepeatRule {
-        repeat,
-        limit: None,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::Latest,
-    }
-}
-
 async fn schedulers_script(url: String) {
     let q = connect(&url, ConnectOptions::default()).await.expect("connect");
     let run = cli(&url);
@@ -35,9 +24,9 @@ async fn schedulers_script(url: String) {
         payload: br#"{"k":1}"#.to_vec(),
         options: EnqueueOptions { queue: Some("cron".into()), ..Default::default() },
     };
-    let berlin = Repeat::Cron { pattern: "0 9 * * MON-FRI".into(), tz: Some("Europe/Berlin".into()) };
-    let made = q.upsert_job_scheduler("morning", rule(berlin), template("report")).await.unwrap();
-    let mut limited = rule(Repeat::Every { every_ms: 60_000 });
+    let berlin = RepeatRule::cron("0 9 * * MON-FRI", Some("Europe/Berlin"));
+    let made = q.upsert_job_scheduler("morning", berlin, template("report")).await.unwrap();
+    let mut limited = RepeatRule::every(60_000);
     limited.limit = Some(5);
     q.upsert_job_scheduler("minutely", limited, template("ping")).await.unwrap();
 

@@ -1,7 +1,7 @@
 //! Job schedulers: upsert, read, list, remove and count, and firing the due ones exactly once
 //! per slot, also when two leaders fire at the same moment.
 
-use flexiq_core::schedule::{CatchUp, JobScheduler, JobTemplate, Repeat, RepeatRule};
+use flexiq_core::schedule::{CatchUp, JobScheduler, JobTemplate, RepeatRule};
 use flexiq_core::store::{FireSchedulersRequest, ListSchedulersRequest, UpsertSchedulerRequest};
 use flexiq_core::{EnqueueOptions, ErrorKind, JobStatus, Store};
 
@@ -13,14 +13,7 @@ const T0: i64 = 1_774_612_800_000;
 const HOUR: i64 = 3_600_000;
 
 fn every(every_ms: u64) -> RepeatRule {
-    RepeatRule {
-        repeat: Repeat::Every { every_ms },
-        limit: None,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::Latest,
-    }
+    RepeatRule::every(every_ms)
 }
 
 fn template(task: &str) -> JobTemplate {
@@ -120,10 +113,7 @@ pub async fn scheduler_upsert_replaces_without_refiring(h: &dyn Harness) {
 /// the day the clock skips 02:00-03:00 fires once, at 03:00 CEST.
 pub async fn scheduler_cron_follows_berlin_daylight_saving(h: &dyn Harness) {
     let s = open(h, "default").await;
-    let rule = RepeatRule {
-        repeat: Repeat::Cron { pattern: "30 2 * * *".into(), tz: Some("Europe/Berlin".into()) },
-        ..every(1)
-    };
+    let rule = RepeatRule::cron("30 2 * * *", Some("Europe/Berlin"));
     upsert(&*s, "nightly", rule, T0).await;
     let mut slots = Vec::new();
     for hour in 1..=72 {
@@ -188,11 +178,8 @@ pub async fn scheduler_remove_count_and_namespaces(h: &dyn Harness) {
 /// A malformed rule or template is refused and nothing is stored.
 pub async fn scheduler_bad_input_writes_nothing(h: &dyn Harness) {
     let s = open(h, "default").await;
-    let bad_cron = RepeatRule { repeat: Repeat::Cron { pattern: "61 * * * *".into(), tz: None }, ..every(1) };
-    let bad_zone = RepeatRule {
-        repeat: Repeat::Cron { pattern: "* * * * *".into(), tz: Some("Nowhere/Town".into()) },
-        ..every(1)
-    };
+    let bad_cron = RepeatRule::cron("61 * * * *", None);
+    let bad_zone = RepeatRule::cron("* * * * *", Some("Nowhere/Town"));
     for rule in [bad_cron, bad_zone, every(0)] {
         let r = s
             .upsert_job_scheduler(UpsertSchedulerRequest {

@@ -14,8 +14,8 @@ use std::time::Duration;
 use flexiq_runtime::core::store::LeaseRequest;
 use flexiq_runtime::services::{ElectorConfig, MaintenanceConfig, SchedulerFireConfig, CLEANER_LEASE};
 use flexiq_runtime::{
-    connect, CatchUp, ConnectOptions, EnqueueOptions, JobFilter, JobTemplate, Queue, Repeat, RepeatRule,
-    Worker, WorkerConfig,
+    connect, CatchUp, ConnectOptions, EnqueueOptions, JobFilter, JobTemplate, Queue, RepeatRule, Worker,
+    WorkerConfig,
 };
 
 use crate::common::{eventually, open};
@@ -89,14 +89,7 @@ async fn jobs_by_slot(q: &Queue) -> HashMap<i64, u32> {
 async fn killing_the_leader_twice_loses_and_repeats_no_slot() {
     let q = open().await;
     let db = q.url.clone();
-    let rule = RepeatRule {
-        repeat: Repeat::Every { every_ms: EVERY_MS as u64 },
-        limit: None,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::All { max: 1_000 },
-    };
+    let rule = RepeatRule { catch_up: CatchUp::All { max: 1_000 }, ..RepeatRule::every(EVERY_MS as u64) };
     let template =
         JobTemplate { task: "tick".into(), payload: b"{}".to_vec(), options: EnqueueOptions::default() };
     let made = q.upsert_job_scheduler("beat", rule, template).await.unwrap();

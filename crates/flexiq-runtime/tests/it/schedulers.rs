@@ -7,22 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flexiq_runtime::services::{ElectorConfig, Maintainer, MaintenanceConfig, SchedulerFireConfig};
-use flexiq_runtime::{
-    CatchUp, EnqueueOptions, JobStatus, JobTemplate, Repeat, RepeatRule, Worker, WorkerConfig,
-};
+use flexiq_runtime::{CatchUp, EnqueueOptions, JobStatus, JobTemplate, RepeatRule, Worker, WorkerConfig};
 
 use crate::assert_code;
 use crate::common::{eventually, fast_config, manual, open, T0};
 
 fn every(every_ms: u64, limit: Option<u64>) -> RepeatRule {
-    RepeatRule {
-        repeat: Repeat::Every { every_ms },
-        limit,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::Latest,
-    }
+    RepeatRule { limit, ..RepeatRule::every(every_ms) }
 }
 
 fn template(task: &str) -> JobTemplate {
@@ -54,10 +45,7 @@ async fn schedulers_are_upserted_read_paged_and_removed() {
     assert_code!(q.list_job_schedulers(-5, None).await, "INVALID_ARGUMENT");
     assert_code!(q.list_job_schedulers(10, Some("garbage")).await, "INVALID_ARGUMENT");
     assert_code!(q.get_job_scheduler("").await, "INVALID_ARGUMENT");
-    let cron = |p: &str, tz: Option<&str>| RepeatRule {
-        repeat: Repeat::Cron { pattern: p.into(), tz: tz.map(Into::into) },
-        ..every(1, None)
-    };
+    let cron = RepeatRule::cron;
     assert_code!(
         q.upsert_job_scheduler("x", cron("99 * * * *", None), template("t")).await,
         "INVALID_ARGUMENT"

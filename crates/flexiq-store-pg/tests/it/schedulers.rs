@@ -2,7 +2,7 @@
 //! savepoint while the round fires the other schedulers, and a scheduler another transaction
 //! holds locked is skipped, not waited for, and fires once the lock is gone.
 
-use flexiq_core::schedule::{CatchUp, JobTemplate, Repeat, RepeatRule};
+use flexiq_core::schedule::{CatchUp, JobTemplate, RepeatRule};
 use flexiq_core::store::{FireSchedulersRequest, Inspect, QueueControl, Schedulers, UpsertSchedulerRequest};
 use flexiq_core::EnqueueOptions;
 use flexiq_store_pg::PgStore;
@@ -10,14 +10,7 @@ use flexiq_store_pg::PgStore;
 use crate::common::{admin, drop_schema, fresh_schema, now_ms, open};
 
 fn every_second() -> RepeatRule {
-    RepeatRule {
-        repeat: Repeat::Every { every_ms: 1_000 },
-        limit: None,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::All { max: 5 },
-    }
+    RepeatRule { catch_up: CatchUp::All { max: 5 }, ..RepeatRule::every(1_000) }
 }
 
 async fn upsert(s: &PgStore, id: &str, task: &str, now: i64) {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use flexiq_core::schedule::{CatchUp, JobTemplate, Repeat, RepeatRule};
+use flexiq_core::schedule::{CatchUp, JobTemplate, RepeatRule};
 use flexiq_core::store::{FireSchedulersRequest, Inspect, QueueControl, Schedulers, UpsertSchedulerRequest};
 use flexiq_core::EnqueueOptions;
 use flexiq_store_redis::RedisStore;
@@ -15,14 +15,7 @@ use crate::plain::dump;
 const T0: i64 = 1_774_612_800_000;
 
 fn rule(every_ms: u64, limit: Option<u64>) -> RepeatRule {
-    RepeatRule {
-        repeat: Repeat::Every { every_ms },
-        limit,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up: CatchUp::All { max: 100 },
-    }
+    RepeatRule { limit, catch_up: CatchUp::All { max: 100 }, ..RepeatRule::every(every_ms) }
 }
 
 fn template() -> JobTemplate {

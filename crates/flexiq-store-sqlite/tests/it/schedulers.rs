@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use flexiq_core::schedule::{CatchUp, JobTemplate, Repeat, RepeatRule};
+use flexiq_core::schedule::{CatchUp, JobTemplate, RepeatRule};
 use flexiq_core::store::{
     FireSchedulersRequest, Inspect, ListSchedulersRequest, QueueControl, Schedulers, Schema,
     UpsertSchedulerRequest,
@@ -22,14 +22,7 @@ fn raw(path: &Path) -> rusqlite::Connection {
 }
 
 fn every(every_ms: u64, catch_up: CatchUp) -> RepeatRule {
-    RepeatRule {
-        repeat: Repeat::Every { every_ms },
-        limit: None,
-        start_at_ms: None,
-        end_at_ms: None,
-        immediately: false,
-        catch_up,
-    }
+    RepeatRule { catch_up, ..RepeatRule::every(every_ms) }
 }
 
 async fn upsert(s: &SqliteStore, id: &str, task: &str, rule: RepeatRule, now: i64) -> JobScheduler {
