@@ -12,11 +12,13 @@ pub(crate) enum Backend {
     #[cfg(feature = "postgres")]
     Postgres {
         queue: Queue,
+        url: String,
         schema: String,
     },
     #[cfg(feature = "redis")]
     Redis {
         queue: Queue,
+        url: String,
         prefix: String,
     },
 }
@@ -29,6 +31,17 @@ impl Backend {
             Backend::Postgres { queue, .. } => queue,
             #[cfg(feature = "redis")]
             Backend::Redis { queue, .. } => queue,
+        }
+    }
+
+    /// The store URL the queue was opened with (for another process to open the same data).
+    pub(crate) fn url(&self) -> &str {
+        match self {
+            Backend::Sqlite(t) => &t.url,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres { url, .. } => url,
+            #[cfg(feature = "redis")]
+            Backend::Redis { url, .. } => url,
         }
     }
 
@@ -61,7 +74,7 @@ pub(crate) async fn postgres() -> Backend {
     let schema = format!("fq_rt_{}", uuid::Uuid::new_v4().simple());
     let url = format!("{}?schema={schema}", pg_url());
     let queue = connect(&url, ConnectOptions::default()).await.expect("connect to postgres");
-    Backend::Postgres { queue, schema }
+    Backend::Postgres { queue, url, schema }
 }
 
 #[cfg(feature = "postgres")]
@@ -80,5 +93,5 @@ pub(crate) async fn redis() -> Backend {
     let prefix = format!("fqrt{}", uuid::Uuid::new_v4().simple());
     let url = format!("{}?prefix={prefix}", redis_url());
     let queue = connect(&url, ConnectOptions::default()).await.expect("connect to redis");
-    Backend::Redis { queue, prefix }
+    Backend::Redis { queue, url, prefix }
 }

@@ -1,8 +1,8 @@
 //! Job schedulers across leader deaths, from the outside.
 //!
 //! Three worker processes (this test binary re-executed, selected by
-//! `FLEXIQ_IT_SCHED_CHILD_DB`) share one SQLite file and elect one cleaner, which fires a
-//! scheduler every 100 ms. The elected leader is killed with SIGKILL twice mid-run and replaced
+//! `FLEXIQ_IT_SCHED_CHILD_DB`) share one store (an SQLite file, a PostgreSQL schema or a Redis
+//! prefix of the test's own) and elect one cleaner, which fires a scheduler every 100 ms. The elected leader is killed with SIGKILL twice mid-run and replaced
 //! by a fresh process each time. Afterwards every slot of the window has exactly one job: the
 //! scheduler catches up (`catch_up = all`), so a failover leaves no gap, and the guarded fire
 //! leaves no duplicate.
@@ -18,7 +18,8 @@ use flexiq_runtime::{
     WorkerConfig,
 };
 
-use crate::common::{eventually, open};
+use crate::backends::{self, Backend};
+use crate::common::eventually;
 
 const CHILD_ENV: &str = "FLEXIQ_IT_SCHED_CHILD_DB";
 const EVERY_MS: i64 = 100;
@@ -85,10 +86,9 @@ async fn jobs_by_slot(q: &Queue) -> HashMap<i64, u32> {
     by_slot
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killing_the_leader_twice_loses_and_repeats_no_slot() {
-    let q = open().await;
-    let db = q.url.clone();
+async fn killing_the_leader_twice_loses_and_repeats_no_slot(b: Backend) {
+    let q = b.queue().clone();
+    let db = b.url().to_string();
     let rule = RepeatRule { catch_up: CatchUp::All { max: 1_000 }, ..RepeatRule::every(EVERY_MS as u64) };
     let template =
         JobTemplate { task: "tick".into(), payload: b"{}".to_vec(), options: EnqueueOptions::default() };
@@ -136,4 +136,22 @@ async fn killing_the_leader_twice_loses_and_repeats_no_slot() {
         .collect();
     assert!(missing.is_empty(), "slots never fired: {missing:?}");
     assert!(by_slot.len() >= 15, "the run covered {} slots", by_slot.len());
+    b.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduler_failover_on_sqlite() {
+    killing_the_leader_twice_loses_and_repeats_no_slot(backends::sqlite().await).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduler_failover_on_postgres() {
+    killing_the_leader_twice_loses_and_repeats_no_slot(backends::postgres().await).await;
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduler_failover_on_redis() {
+    killing_the_leader_twice_loses_and_repeats_no_slot(backends::redis().await).await;
 }
