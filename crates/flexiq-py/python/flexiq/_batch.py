@@ -18,12 +18,37 @@ from .task import Task, call_args
 if TYPE_CHECKING:
     from .serialization import Serializer
 
-__all__ = ["batch_items"]
+__all__ = ["batch_items", "task_call", "task_name"]
 
 #: The per-job options a batch item may carry: ``apply_async``'s keyword options.
 OPTION_KEYS = frozenset(OPTION_NAMES)
 
 _CALL_KEYS = frozenset({"task", "args", "kwargs"})
+
+
+def task_name(at: str, task: Any) -> str:
+    """The name of ``task`` (a name or a :class:`~flexiq.Task`); ``at`` says where it was given."""
+    if isinstance(task, Task):
+        return task.name
+    if isinstance(task, str):
+        return task
+    raise InvalidArgument(f"{at} needs a task name or Task, not {type(task).__name__}")
+
+
+def task_call(at: str, item: Mapping[str, Any], serializer: "Serializer") -> Dict[str, Any]:
+    """The native form (``task``, ``payload``, ``options``) of one call described by ``item``:
+    ``task``, ``args``, ``kwargs`` and ``apply_async``'s options, a Task's defaults applied, the
+    arguments through ``serializer``. Used by batches, flows and scheduler templates alike; an
+    error names ``at`` and the task."""
+    task = item.get("task")
+    name = task_name(at, task)
+    options = {k: v for k, v in item.items() if k in OPTION_KEYS}
+    try:
+        opts = task.call_options(**options) if isinstance(task, Task) else native_options(options)
+        payload = serializer.dumps_call(*call_args(item.get("args", ()), item.get("kwargs")))
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{at} (task {name}): {e}") from None
+    return {"task": name, "payload": payload, "options": opts}
 
 
 def _item(i: int, job: Any, serializer: "Serializer") -> Dict[str, Any]:
@@ -35,20 +60,7 @@ def _item(i: int, job: Any, serializer: "Serializer") -> Dict[str, Any]:
             f"enqueue_many item {i} has unknown keys {unknown}: expected task, args, kwargs and "
             f"the options of apply_async ({', '.join(sorted(OPTION_KEYS))})"
         )
-    task = job.get("task")
-    if isinstance(task, Task):
-        name = task.name
-    elif isinstance(task, str):
-        name = task
-    else:
-        raise InvalidArgument(f"enqueue_many item {i} needs a task name or Task, not {type(task).__name__}")
-    options = {k: v for k, v in job.items() if k in OPTION_KEYS}
-    try:
-        opts = task.call_options(**options) if isinstance(task, Task) else native_options(options)
-        payload = serializer.dumps_call(*call_args(job.get("args", ()), job.get("kwargs")))
-    except InvalidArgument as e:
-        raise InvalidArgument(f"enqueue_many item {i} (task {name}): {e}") from None
-    return {"task": name, "payload": payload, "options": opts}
+    return task_call(f"enqueue_many item {i}", job, serializer)
 
 
 def batch_items(jobs: Iterable[Mapping[str, Any]], serializer: "Serializer") -> List[Dict[str, Any]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
+from ._batch import task_name
 from ._options import OPTION_NAMES, EnqueueOptions, native_options
 from .exceptions import InvalidArgument
 from .task import Task, call_args
@@ -81,12 +82,7 @@ def _node(path: str, node: Any, serializer: "Serializer") -> Tuple[Dict[str, Any
             f"options of apply_async ({', '.join(sorted(_OPTION_KEYS))})"
         )
     task = node.get("task")
-    if isinstance(task, Task):
-        name = task.name
-    elif isinstance(task, str):
-        name = task
-    else:
-        raise InvalidArgument(f"flow node {path} needs a task name or Task, not {type(task).__name__}")
+    name = task_name(f"flow node {path}", task)
     at = f"flow node {path} (task {name})"
     policy = _opt_str(at, "on_failure", node)
     if policy is not None and policy not in FLOW_POLICIES:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
-from .._options import OPTION_NAMES, EnqueueOptions, native_options, public_options
+from .._batch import task_call
+from .._options import OPTION_NAMES, EnqueueOptions, public_options
 from ..exceptions import InvalidArgument
 from ..models import JobScheduler, Page
-from ..task import Task, call_args
+from ..task import Task
 from .base import QueueBase, int_arg
 
 if TYPE_CHECKING:
@@ -96,20 +97,7 @@ def native_template(scheduler_id: str, template: Any, serializer: "Serializer") 
             f"{at} cannot set {refused[0]}: each slot decides when its job runs and its unique key "
             f"(a template sets none of {', '.join(TEMPLATE_REFUSED)})"
         )
-    task = template.get("task")
-    if isinstance(task, Task):
-        name = task.name
-    elif isinstance(task, str):
-        name = task
-    else:
-        raise InvalidArgument(f"{at} needs a task name or Task, not {type(task).__name__}")
-    options = {k: v for k, v in template.items() if k in OPTION_NAMES}
-    try:
-        opts = task.call_options(**options) if isinstance(task, Task) else native_options(options)
-        payload = serializer.dumps_call(*call_args(template.get("args", ()), template.get("kwargs")))
-    except InvalidArgument as e:
-        raise InvalidArgument(f"{at} (task {name}): {e}") from None
-    return {"task": name, "payload": payload, "options": opts}
+    return task_call(at, template, serializer)
 
 
 class SchedulersMixin(QueueBase):
