@@ -84,6 +84,7 @@ async function usage(): Promise<void> {
   q.revokeTask('old');
   const lifted: boolean = q.unrevokeTask('old');
   const revoked: string[] = q.revokedTasks();
+  const inState: boolean = await q.isJobInState('0190aaaa-0000-7000-8000-000000000000', 'pending');
   try {
     await q.enqueue('old', null);
   } catch (e) {
@@ -96,7 +97,7 @@ async function usage(): Promise<void> {
   const logs: LogEntry[] = await q.jobLogs(id);
   const claims: number | undefined = job?.claimSeq;
   const busy: string[] | undefined = workers[0]?.currentJobs;
-  void [controls, cancelled, alsoCancelled, lifted, revoked, p95, buckets, workers, logs, claims, busy];
+  void [controls, cancelled, alsoCancelled, lifted, revoked, inState, p95, buckets, workers, logs, claims, busy];
   const cleaned: string[] = await q.clean('mail', 'completed', 86_400_000, 500);
   const drained: number = await q.drain('mail', true);
   let left: number = await q.obliterate('mail', { force: true, count: 500 });

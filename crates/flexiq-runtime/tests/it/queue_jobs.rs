@@ -166,3 +166,16 @@ async fn partials_logs_and_progress_of_a_running_job() {
     assert_code!(q.log(UNKNOWN, "info", "m").await, "NOT_FOUND");
     assert_code!(q.job_logs("bad").await, "INVALID_ARGUMENT");
 }
+
+#[tokio::test]
+async fn is_job_in_state_reads_the_status_and_refuses_bad_names() {
+    let q = open().await;
+    let id = q.enqueue("t", b"".to_vec(), EnqueueOptions::default()).await.unwrap();
+    assert!(q.is_job_in_state(id.as_str(), "pending").await.unwrap());
+    assert!(!q.is_job_in_state(id.as_str(), "running").await.unwrap());
+    assert!(!q.is_job_in_state(UNKNOWN, "pending").await.unwrap(), "an unknown job is in no state");
+    assert_code!(q.is_job_in_state(id.as_str(), "Pending").await, "INVALID_ARGUMENT");
+    assert_code!(q.is_job_in_state(id.as_str(), "").await, "INVALID_ARGUMENT");
+    assert_code!(q.is_job_in_state("garbage", "pending").await, "INVALID_ARGUMENT");
+    assert_eq!(q.get_job(id.as_str()).await.unwrap().unwrap().status, JobStatus::Pending);
+}
