@@ -214,15 +214,39 @@ impl RepeatRule {
         }
         Ok(())
     }
+}
 
-    /// The first slot of the rule strictly after `after_ms` (and not before `start_at_ms`),
-    /// ignoring the limit; `None` when the rule has none (past `end_at_ms`).
-    fn slot_after(&self, after_ms: i64, anchor_ms: i64) -> Result<Option<i64>> {
-        let floor = self.start_at_ms.map_or(after_ms, |s| after_ms.max(s - 1));
-        let next = match &self.repeat {
-            Repeat::Every { every_ms } => {
+/// The slots of one rule, with its cron pattern and zone parsed once, so a round walking many
+/// due slots does not parse them again for each.
+struct Slots<'a> {
+    rule: &'a RepeatRule,
+    anchor_ms: i64,
+    cron: Option<(Cron, Tz)>,
+}
+
+impl<'a> Slots<'a> {
+    /// The slots of `rule`; a period counts from `start_at_ms`, else from `anchor_ms`.
+    fn new(rule: &'a RepeatRule, anchor_ms: i64) -> Result<Self> {
+        let cron = match &rule.repeat {
+            Repeat::Cron { pattern, tz } => Some((parse_cron(pattern)?, parse_tz(tz.as_deref())?)),
+            Repeat::Every { .. } => None,
+        };
+        Ok(Slots { rule, anchor_ms, cron })
+    }
+
+    /// The first slot strictly after `after_ms` (and not before `start_at_ms`), ignoring the
+    /// limit; `None` when the rule has none (past `end_at_ms`).
+    fn after(&self, after_ms: i64) -> Option<i64> {
+        let rule = self.rule;
+        let floor = rule.start_at_ms.map_or(after_ms, |s| after_ms.max(s - 1));
+        let next = match (&rule.repeat, &self.cron) {
+            (_, Some((cron, tz))) => {
+                let from = Utc.timestamp_millis_opt(floor).single()?;
+                cron.find_next_occurrence(&from.with_timezone(tz), false).ok().map(|t| t.timestamp_millis())
+            }
+            (Repeat::Every { every_ms }, None) => {
                 let every = *every_ms as i64;
-                let base = self.start_at_ms.unwrap_or(anchor_ms);
+                let base = rule.start_at_ms.unwrap_or(self.anchor_ms);
                 if floor < base {
                     Some(base)
                 } else {
@@ -230,17 +254,9 @@ impl RepeatRule {
                     steps.checked_mul(every).and_then(|d| base.checked_add(d))
                 }
             }
-            Repeat::Cron { pattern, tz } => {
-                let cron = parse_cron(pattern)?;
-                let tz = parse_tz(tz.as_deref())?;
-                let Some(from) = Utc.timestamp_millis_opt(floor).single() else { return Ok(None) };
-                match cron.find_next_occurrence(&from.with_timezone(&tz), false) {
-                    Ok(t) => Some(t.timestamp_millis()),
-                    Err(_) => None,
-                }
-            }
+            (Repeat::Cron { .. }, None) => None,
         };
-        Ok(next.filter(|n| self.end_at_ms.is_none_or(|e| *n <= e)))
+        next.filter(|n| rule.end_at_ms.is_none_or(|e| *n <= e))
     }
 }
 
@@ -292,7 +308,7 @@ pub fn plan_upsert(
         Some(rule.start_at_ms.unwrap_or(now)).filter(|a| rule.end_at_ms.is_none_or(|e| *a <= e))
     } else {
         let after = last_run_ms.map_or(now, |l| l.max(now));
-        rule.slot_after(after, anchor)?
+        Slots::new(&rule, anchor)?.after(after)
     };
     Ok(JobScheduler {
         id: id.to_string(),
@@ -328,13 +344,14 @@ pub fn plan_fire(s: &JobScheduler, now: i64) -> Result<Option<FirePlan>> {
     let Some(first) = s.next_run_ms.filter(|n| *n <= now) else { return Ok(None) };
     let anchor = s.rule.start_at_ms.unwrap_or(s.created_at);
     let mut due = vec![first];
-    let mut next = s.rule.slot_after(first, anchor)?;
+    let slots = Slots::new(&s.rule, anchor)?;
+    let mut next = slots.after(first);
     while let Some(n) = next.filter(|n| *n <= now) {
         if due.len() > MAX_CATCH_UP as usize {
             break;
         }
         due.push(n);
-        next = s.rule.slot_after(n, anchor)?;
+        next = slots.after(n);
     }
     let chosen: Vec<i64> = match s.rule.catch_up {
         CatchUp::Latest => due.last().copied().into_iter().collect(),
@@ -396,9 +413,14 @@ pub fn is_refusal(e: &Error) -> bool {
 /// not count against the limit, so a scheduler with a limit still fires that many jobs once
 /// its task is accepted again.
 pub fn plan_skip(s: &JobScheduler, plan: &FirePlan, now: i64) -> Result<FirePlan> {
-    let mut unlimited = s.clone();
-    unlimited.rule.limit = None;
-    let next_run_ms = plan_fire(&unlimited, now)?.map_or(plan.next_run_ms, |p| p.next_run_ms);
+    // Only a limit can make the skipped round's next slot differ from the fired round's.
+    let next_run_ms = if s.rule.limit.is_none() {
+        plan.next_run_ms
+    } else {
+        let mut unlimited = s.clone();
+        unlimited.rule.limit = None;
+        plan_fire(&unlimited, now)?.map_or(plan.next_run_ms, |p| p.next_run_ms)
+    };
     Ok(FirePlan {
         expected_next_ms: plan.expected_next_ms,
         fire: Vec::new(),

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::cli::GlobalArgs;
 use crate::connect::{open, Open};
 use crate::error::{CliError, CliResult};
-use crate::output::{table, time, Output};
+use crate::output::{opt_time, table, time, Output};
 
 /// `flexiq schedulers ...`
 #[derive(Debug, Subcommand)]
@@ -72,10 +72,6 @@ fn as_json(s: &JobScheduler) -> Value {
     })
 }
 
-fn opt_time(ms: Option<i64>, none: &str) -> String {
-    ms.map_or_else(|| none.to_string(), time)
-}
-
 /// Runs a `schedulers` subcommand.
 pub async fn run(g: &GlobalArgs, cmd: SchedulersCmd, out: Output) -> CliResult {
     let q = open(g, Open::Existing).await?;
@@ -98,8 +94,8 @@ pub async fn run(g: &GlobalArgs, cmd: SchedulersCmd, out: Output) -> CliResult {
                         rule_text(s),
                         s.template.task.clone(),
                         s.template.options.queue.clone().unwrap_or_else(|| "default".into()),
-                        opt_time(s.next_run_ms, "(done)"),
-                        opt_time(s.last_run_ms, "-"),
+                        s.next_run_ms.map_or_else(|| "(done)".to_string(), time),
+                        opt_time(s.last_run_ms),
                         s.iterations.to_string(),
                     ]);
                 }
@@ -122,8 +118,11 @@ pub async fn run(g: &GlobalArgs, cmd: SchedulersCmd, out: Output) -> CliResult {
                     s.template.options.queue.as_deref().unwrap_or("default")
                 );
                 outln!("payload    {}", String::from_utf8_lossy(&s.template.payload));
-                outln!("next run   {}", opt_time(s.next_run_ms, "(done: no slot left)"));
-                outln!("last run   {}", opt_time(s.last_run_ms, "(never)"));
+                outln!(
+                    "next run   {}",
+                    s.next_run_ms.map_or_else(|| "(done: no slot left)".to_string(), time)
+                );
+                outln!("last run   {}", s.last_run_ms.map_or_else(|| "(never)".to_string(), time));
                 outln!("fired      {}", s.iterations);
                 outln!("created    {}", time(s.created_at));
                 outln!("updated    {}", time(s.updated_at));
