@@ -87,11 +87,13 @@ async fn upserts_racing_fires_neither_refire_a_slot_nor_lose_a_count() {
     let b = h.store("ns").await.unwrap();
     upsert(&a, "beat", rule(100, None), T0).await;
     let mut fired = Vec::new();
+    let mut rounds_firing = 0;
     for round in 1..=40 {
         let now = T0 + round * 250;
         // The upsert decides as of a little earlier, so a fire still finds slots due after it.
         let replace = upsert(&b, "beat", rule(100, None), now - 125);
         let (x, y, _) = tokio::join!(fire(&a, now), fire(&b, now), replace);
+        rounds_firing += usize::from(!x.is_empty() || !y.is_empty());
         fired.extend(x);
         fired.extend(y);
     }
@@ -100,7 +102,9 @@ async fn upserts_racing_fires_neither_refire_a_slot_nor_lose_a_count() {
     let after = a.get_job_scheduler("beat").await.unwrap().unwrap();
     assert_eq!(after.iterations, fired.len() as u64, "every fired slot counted once");
     assert_eq!(after.last_run_ms, unique.last().copied());
-    assert!(fired.len() >= 40, "slots fired in most rounds: {fired:?}");
+    // Which of the three calls wins a round is up to the scheduler, so a round may fire nothing;
+    // the race is only exercised if most rounds fire something.
+    assert!(rounds_firing >= 20, "slots fired in {rounds_firing} of 40 rounds: {fired:?}");
     let pending = a.stats(Some("cron")).await.unwrap().pending;
     assert_eq!(pending, fired.len() as u64, "one job per fired slot");
     h.cleanup_now().await;
