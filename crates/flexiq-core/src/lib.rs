@@ -13,6 +13,7 @@ pub mod cursor;
 pub mod dedup;
 pub mod dedup_table;
 pub mod error;
+pub mod events;
 pub mod fairness;
 pub mod fence;
 pub mod filter;
@@ -36,6 +37,7 @@ pub use contract::{check_floor, validate_new_floor, MigrationSummary, CONTRACT_L
 pub use cursor::{Cursor, Page};
 pub use dedup::{DedupMode, DedupOptions};
 pub use error::{Error, ErrorKind, Result};
+pub use events::{EventKind, QueueEvent};
 pub use fairness::FairnessPath;
 pub use fence::{AckOutcome, Fence};
 pub use filter::{validate_limit, validate_offset, JobFilter, MAX_PAGE};

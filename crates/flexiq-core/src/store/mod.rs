@@ -3,7 +3,7 @@
 //! One file per trait, and every store implements each trait in a file of the same name
 //! (`jobs.rs`, `inspect.rs`, `dead.rs`, `control.rs`, `history.rs`, `settings.rs`,
 //! `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs`, `admin.rs`, `reschedule.rs`,
-//! `flows.rs`, `dedup.rs`). A method takes nothing, one typed value (a
+//! `flows.rs`, `dedup.rs`, `schedulers.rs`, `events.rs`). A method takes nothing, one typed value (a
 //! [`JobId`](crate::JobId), a queue, task or key name, a record), or one request struct named
 //! for it (`archive_terminal` takes [`ArchiveTerminalRequest`]) whose fields carry their units
 //! (`cutoff_ms`, `ttl_ms`) and the injected `now` (Unix ms, so tests control time). The rules
@@ -18,6 +18,7 @@ mod admin;
 mod control;
 mod dead;
 mod dedup;
+mod events;
 mod flows;
 mod history;
 mod inspect;
@@ -43,6 +44,7 @@ pub use dead::{
     DeadLetters, DeadLettersAfterRequest, DeadLettersRequest, PurgeDeadRequest, RetryDeadRequest,
 };
 pub use dedup::{DedupJobIdRequest, Deduplication};
+pub use events::{Events, PublishEventRequest, ReadEventsRequest, TrimEventsRequest};
 pub use flows::{ChildDependency, Dependencies, DependenciesRequest, Flows, RemoveChildDependencyRequest};
 pub use history::{
     AppendLogRequest, GetMetricsRequest, History, PartialsRequest, PublishPartialRequest, ReplayRequest,
@@ -92,6 +94,7 @@ pub trait Store:
     + Flows
     + Deduplication
     + Schedulers
+    + Events
 {
     /// The namespace this handle is scoped to.
     fn namespace(&self) -> &str;
