@@ -59,5 +59,6 @@ macro_rules! for_each_case {
         $crate::__cases_admin_remove!($callback, $make);
         $crate::__cases_workflow_run!($callback, $make);
         $crate::__cases_schedulers!($callback, $make);
+        $crate::__cases_events!($callback, $make);
     };
 }

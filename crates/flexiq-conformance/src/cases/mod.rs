@@ -18,6 +18,7 @@ pub mod dead_pages;
 pub mod dedup;
 pub mod dependencies;
 pub mod enqueue;
+pub mod events;
 pub mod fence;
 pub mod flows;
 pub mod get;
