@@ -28,7 +28,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use connect::{connect, ConnectOptions, Durability};
 pub use error::{Error, Result};
 pub use queue::{
-    DequeueOptions, Dequeued, EnqueueItem, PartialStream, Queue, WorkflowJobRecord, WorkflowJobSpec,
+    DequeueOptions, Dequeued, EnqueueItem, EventStream, EventsFrom, EventsOptions, PartialStream, Queue, WorkflowJobRecord, WorkflowJobSpec,
     WorkflowJobs, WorkflowOptions, DEFAULT_MAX_ATTEMPTS, DEFAULT_WORKFLOW_QUEUE,
 };
 pub use url::StoreUrl;
@@ -40,6 +40,7 @@ pub use worker::{
 /// The engine's model and store traits, re-exported.
 pub use flexiq_core as core;
 pub use flexiq_core::dedup::{DedupMode, DedupOptions};
+pub use flexiq_core::events::{EventKind, QueueEvent};
 pub use flexiq_core::flow::{EdgePolicy, FlowNode};
 pub use flexiq_core::schedule::{CatchUp, JobScheduler, JobTemplate, Repeat, RepeatRule};
 pub use flexiq_core::store::{ChildDependency, Dependencies, Enqueued, WorkflowServes};

@@ -14,6 +14,7 @@ mod clean;
 mod control;
 mod dead;
 mod dedup;
+mod events;
 mod flows;
 mod jobs;
 mod listing;
@@ -32,6 +33,7 @@ use crate::connect::ConnectOptions;
 use crate::error::{Error, Result};
 
 pub(crate) use admin::resolve_retention;
+pub use events::{EventStream, EventsFrom, EventsOptions};
 pub use jobs::EnqueueItem;
 pub use wait::PartialStream;
 pub use workflow::{

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::archiver::{ArchiveConfig, ArchiveReport, Archiver};
 use super::elector::{Elector, ElectorConfig, ElectorReport};
+use super::events::{EventTrimConfig, EventTrimReport, EventTrimmer};
 use super::pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
 use super::rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};
 use super::retention::{RetentionReport, RetentionSweepConfig, RetentionSweeper};
@@ -38,6 +39,8 @@ pub struct MaintenanceConfig {
     pub prune: WorkerPruneConfig,
     /// Job scheduler firing.
     pub schedulers: SchedulerFireConfig,
+    /// Events stream retention.
+    pub events: EventTrimConfig,
 }
 
 impl Default for MaintenanceConfig {
@@ -51,6 +54,7 @@ impl Default for MaintenanceConfig {
             retention: RetentionSweepConfig::default(),
             prune: WorkerPruneConfig::default(),
             schedulers: SchedulerFireConfig::default(),
+            events: EventTrimConfig::default(),
         }
     }
 }
@@ -65,6 +69,7 @@ impl MaintenanceConfig {
         self.retention.validate()?;
         self.prune.validate()?;
         self.schedulers.validate()?;
+        self.events.validate()?;
         if self.interval.is_zero() || self.interval * 2 > self.elector.ttl {
             return Err(Error::invalid(format!(
                 "maintenance interval {} ms must be positive and at most half the leader lease ttl {} ms",
@@ -94,6 +99,8 @@ pub struct MaintenanceReport {
     pub prune: Option<WorkerPruneReport>,
     /// Scheduler slots fired.
     pub schedulers: Option<SchedulerFireReport>,
+    /// Events trimmed.
+    pub events: Option<EventTrimReport>,
 }
 
 /// Runs the services under leader election.
@@ -106,6 +113,7 @@ pub struct Maintainer {
     retention: RetentionSweeper,
     pruner: WorkerPruner,
     firer: SchedulerFirer,
+    trimmer: EventTrimmer,
     interval: Duration,
     leader: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
@@ -122,6 +130,7 @@ impl Maintainer {
             retention: RetentionSweeper::new(queue, config.retention)?,
             pruner: WorkerPruner::new(queue, config.prune)?,
             firer: SchedulerFirer::new(queue, config.schedulers)?,
+            trimmer: EventTrimmer::new(queue, config.events)?,
             interval: config.interval,
             leader: Default::default(),
         })
@@ -140,6 +149,7 @@ impl Maintainer {
                 retention: None,
                 prune: None,
                 schedulers: None,
+                events: None,
             });
         }
         Ok(MaintenanceReport {
@@ -149,6 +159,7 @@ impl Maintainer {
             retention: Some(self.retention.run_once().await?),
             prune: Some(self.pruner.run_once().await?),
             schedulers: Some(self.firer.run_once().await?),
+            events: Some(self.trimmer.run_once().await?),
             election,
         })
     }

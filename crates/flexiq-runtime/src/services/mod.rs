@@ -4,6 +4,7 @@
 
 mod archiver;
 mod elector;
+mod events;
 mod maintainer;
 mod pruner;
 mod rescuer;
@@ -12,6 +13,7 @@ mod scheduler;
 
 pub use archiver::{ArchiveConfig, ArchiveReport, Archiver};
 pub use elector::{Elector, ElectorConfig, ElectorReport, CLEANER_LEASE};
+pub use events::{EventTrimConfig, EventTrimReport, EventTrimmer};
 pub use maintainer::{Maintainer, MaintenanceConfig, MaintenanceReport};
 pub use pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
 pub use rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};

@@ -4,6 +4,7 @@
 mod backends;
 mod common;
 mod connect;
+mod events;
 mod fence;
 mod flows;
 mod queue_admin;
