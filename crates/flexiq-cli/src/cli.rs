@@ -6,7 +6,7 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    contract, dedup, dlq, flow, jobs, queue, retention, schedulers, settings, task, workflow,
+    contract, dedup, dlq, events, flow, jobs, queue, retention, schedulers, settings, task, workflow,
 };
 use crate::demo::DemoArgs;
 
@@ -81,6 +81,9 @@ pub enum Command {
     /// Retention: what a purge would delete, and what the cleaner applies.
     #[command(subcommand)]
     Retention(retention::RetentionCmd),
+    /// The events stream: follow it, publish to it, trim it, switch it off or on.
+    #[command(subcommand)]
+    Events(events::EventsCmd),
     /// Job schedulers: list them, show one, remove one.
     #[command(subcommand)]
     Schedulers(schedulers::SchedulersCmd),

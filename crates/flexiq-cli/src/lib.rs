@@ -99,6 +99,7 @@ async fn dispatch(cli: Cli) -> CliResult {
         Command::Flow(cmd) => commands::flow::run(g, cmd, out).await,
         Command::Dedup(cmd) => commands::dedup::run(g, cmd, out).await,
         Command::Dlq(cmd) => commands::dlq::run(g, cmd, out).await,
+        Command::Events(cmd) => commands::events::run(g, cmd, out).await,
         Command::Queue(cmd) => commands::queue::run(g, cmd, out).await,
         Command::Task(cmd) => commands::task::run(g, cmd, out).await,
         Command::Requeue { id } => commands::requeue::run(g, &id, out).await,

@@ -4,6 +4,7 @@ pub mod contract;
 pub mod dedup;
 pub mod deps;
 pub mod dlq;
+pub mod events;
 pub mod flow;
 pub mod jobs;
 pub mod queue;

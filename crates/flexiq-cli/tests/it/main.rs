@@ -8,6 +8,7 @@
 mod admin;
 mod demo;
 mod errors;
+mod events;
 mod fixture;
 mod flows;
 mod jobs;
