@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use flexiq_core::{
     CatchUp, DeadJob, EffectiveRetention, EnqueueOptions, Job, JobDag, JobError, JobScheduler, LogEntry,
-    MetricBucket, MigrationSummary, Partial, Repeat, RepeatRule, ReplayEntry, RetentionPreview,
+    MetricBucket, MigrationSummary, Partial, QueueEvent, Repeat, RepeatRule, ReplayEntry, RetentionPreview,
     RetentionTable, RetentionWindows, Stats, TaskAggregate,
 };
 use flexiq_runtime::{ChildDependency, Dependencies, WorkflowJobRecord};
@@ -375,5 +375,22 @@ pub(crate) fn job_scheduler<'py>(py: Python<'py>, s: &JobScheduler) -> PyResult<
     d.set_item("iterations", s.iterations)?;
     d.set_item("created_at", s.created_at)?;
     d.set_item("updated_at", s.updated_at)?;
+    Ok(d)
+}
+
+/// An event: `id`, `kind` (the kind's name, `"custom"` for a custom event), `name` (the
+/// kind's or the custom event's), `job_id`, `queue`, `task`, `attempt`, `at_ms` (Unix ms) and
+/// `data` decoded from JSON.
+pub(crate) fn queue_event<'py>(py: Python<'py>, e: &QueueEvent) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &e.id)?;
+    d.set_item("kind", e.kind.as_str())?;
+    d.set_item("name", &e.name)?;
+    d.set_item("job_id", e.job_id.as_deref())?;
+    d.set_item("queue", e.queue.as_deref())?;
+    d.set_item("task", e.task.as_deref())?;
+    d.set_item("attempt", e.attempt)?;
+    d.set_item("at_ms", e.at_ms)?;
+    d.set_item("data", crate::json::to_py(py, &e.data)?)?;
     Ok(d)
 }

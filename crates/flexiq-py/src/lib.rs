@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod flow;
 mod handler_threads;
+mod json;
 mod options;
 mod queue;
 mod runtime;
@@ -18,6 +19,7 @@ mod schedule;
 mod worker;
 
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 /// The contract level this build speaks (the storage floor may not exceed it).
 #[pyfunction]
@@ -49,6 +51,7 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> i32 {
 fn _flexiq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeQueue>()?;
     m.add_class::<queue::PartialIter>()?;
+    m.add_class::<queue::EventIter>()?;
     m.add_class::<queue::NativeWorkflowJobs>()?;
     m.add_class::<context::NativeJobContext>()?;
     m.add_class::<worker::NativeWorker>()?;
@@ -56,6 +59,9 @@ fn _flexiq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reserved_setting_prefixes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate_limit, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add("MAX_EVENTS_BLOCK_MS", flexiq_core::events::MAX_EVENTS_BLOCK_MS)?;
+    let kinds: Vec<&str> = flexiq_core::EventKind::BUILT_IN.iter().map(|k| k.as_str()).collect();
+    m.add("EVENT_KINDS", PyTuple::new(m.py(), kinds)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

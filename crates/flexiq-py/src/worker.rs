@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flexiq_core::Error as CoreError;
+use flexiq_runtime::services::EventTrimConfig;
 use flexiq_runtime::{
     handler, CancellationToken, Error, HandlerError, HandlerResult, JobContext, TaskOptions, Worker,
     WorkerConfig,
@@ -95,14 +96,28 @@ fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerR
     }
 }
 
+/// The cleaner's events trim with the worker's overrides (checked by `config.validate()`).
+fn events_trim(trim: &mut EventTrimConfig, max_len: Option<i64>, max_age_ms: Option<u64>) -> PyResult<()> {
+    if let Some(n) = max_len {
+        trim.max_len =
+            u64::try_from(n).map_err(|_| invalid(format!("events_max_len {n} must not be negative")))?;
+    }
+    if let Some(age) = millis(max_age_ms) {
+        trim.max_age = Some(age);
+    }
+    Ok(())
+}
+
 #[pymethods]
 impl NativeWorker {
     /// A worker on `queue` running `tasks` through `dispatcher`. `concurrency` handlers run
     /// at once; `queues` empty means every queue; `shutdown_timeout_ms` is how long running
     /// handlers may finish on shutdown (default 30 s); `lease_ms` is the job lease window; `prefetch` jobs
-    /// are claimed beyond the free slots.
+    /// are claimed beyond the free slots. When elected cleaner, it trims the events stream to
+    /// the newest `events_max_len` events (default 10,000) and, with `events_max_age_ms`
+    /// (1,000 ms or more), to those younger than that; both need `maintenance`.
     #[new]
-    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout_ms=None, worker_id=None, lease_ms=None, maintenance=true, prefetch=None))]
+    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout_ms=None, worker_id=None, lease_ms=None, maintenance=true, prefetch=None, events_max_len=None, events_max_age_ms=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         queue: &NativeQueue,
@@ -115,6 +130,8 @@ impl NativeWorker {
         lease_ms: Option<u64>,
         maintenance: bool,
         prefetch: Option<i64>,
+        events_max_len: Option<i64>,
+        events_max_age_ms: Option<u64>,
     ) -> PyResult<Self> {
         let concurrency = u32::try_from(concurrency)
             .map_err(|_| invalid(format!("concurrency {concurrency} must be between 1 and 10000")))?;
@@ -128,7 +145,15 @@ impl NativeWorker {
                 Some(u32::try_from(p).map_err(|_| invalid(format!("prefetch {p} must be 0 or more")))?);
         }
         if !maintenance {
+            if events_max_len.is_some() || events_max_age_ms.is_some() {
+                return Err(invalid(
+                    "events_max_len and events_max_age need maintenance: a worker without it trims nothing",
+                ));
+            }
             config.maintenance = None;
+        }
+        if let Some(m) = config.maintenance.as_mut() {
+            events_trim(&mut m.events, events_max_len, events_max_age_ms)?;
         }
         if let Some(lease) = millis(lease_ms) {
             config = config.with_lease(lease);

@@ -19,6 +19,7 @@ PostgreSQL or Redis (``Queue(url="postgres://...")``, ``Queue(url="redis://...")
 from ._flexiq import __version__, contract_level, reserved_setting_prefixes
 from ._flow import FlowNode
 from ._options import DedupOptions
+from ._queue.events import EventIterator
 from ._queue.workflow import WorkflowJobs, WorkflowJobSpec, WorkflowServes
 from .context import JobContext, current_job
 from .exceptions import (
@@ -43,7 +44,9 @@ from .models import (
     Dependencies,
     Dequeued,
     EffectiveRetention,
+    EVENT_KINDS,
     EnqueueOutcome,
+    Event,
     Fence,
     Job,
     JobScheduler,
@@ -69,7 +72,10 @@ __all__ = [
     "Dependencies",
     "Dequeued",
     "EffectiveRetention",
+    "EVENT_KINDS",
     "EnqueueOutcome",
+    "Event",
+    "EventIterator",
     "Fence",
     "FlowNode",
     "FlexiqError",

@@ -13,7 +13,8 @@ way (``tools/aio_stub.py`` walks the made twins; CI fails when the stub is not w
 writes, and stubtest when a signature disagrees).
 
 Only the waits that may last are written by hand, beside their blocking forms
-(``aresult`` and ``astream`` in :mod:`flexiq._queue.wait`): they cut a long wait into short
+(``aresult`` and ``astream`` in :mod:`flexiq._queue.wait`, ``aread_events`` and ``aevents`` in
+:mod:`flexiq._queue.events`): they cut a long wait into short
 ones so a cancelled coroutine frees its thread within about a second.
 """
 

@@ -3,6 +3,9 @@
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, final
 
 __all__ = [
+    "EVENT_KINDS",
+    "EventIter",
+    "MAX_EVENTS_BLOCK_MS",
     "NativeJobContext",
     "NativeQueue",
     "NativeWorker",
@@ -15,6 +18,8 @@ __all__ = [
     "reserved_setting_prefixes",
 ]
 __version__: str
+EVENT_KINDS: Tuple[str, ...]
+MAX_EVENTS_BLOCK_MS: int
 
 def contract_level() -> int: ...
 def reserved_setting_prefixes() -> List[str]: ...
@@ -28,6 +33,11 @@ _Fence = Tuple[str, int, int, int]
 class PartialIter:
     def __iter__(self) -> Iterator[Dict[str, Any]]: ...
     def __next__(self) -> Dict[str, Any]: ...
+
+@final
+class EventIter:
+    def next_within(self, timeout_ms: int) -> Optional[Dict[str, Any]]: ...
+    def close(self) -> None: ...
 
 @final
 class NativeJobContext:
@@ -71,6 +81,8 @@ class NativeWorker:
         lease_ms: Optional[int] = None,
         maintenance: bool = True,
         prefetch: Optional[int] = None,
+        events_max_len: Optional[int] = None,
+        events_max_age_ms: Optional[int] = None,
     ) -> NativeWorker: ...
     def run(self) -> Dict[str, int]: ...
     def wait_ready(self, timeout_ms: Optional[int] = None) -> bool: ...
@@ -264,6 +276,23 @@ class NativeQueue:
     def list_job_schedulers(self, limit: int = 100, after: Optional[str] = None) -> _Page: ...
     def remove_job_scheduler(self, scheduler_id: str) -> bool: ...
     def count_job_schedulers(self) -> int: ...
+    # events: the namespace's events stream, custom events, trimming and the switch
+    def publish_event(
+        self, name: str, data_json: str, job_id: Optional[str] = None, queue: Optional[str] = None
+    ) -> str: ...
+    def read_events(self, after: Optional[str] = None, block_ms: int = 0, limit: int = 100) -> List[Dict[str, Any]]: ...
+    def last_event_id(self) -> Optional[str]: ...
+    def trim_events(self, max_len: int, *, max_age_ms: Optional[int] = None) -> int: ...
+    def set_events_enabled(self, enabled: bool) -> None: ...
+    def events_enabled(self) -> bool: ...
+    def events(
+        self,
+        after: Optional[str] = None,
+        kinds: Optional[List[str]] = None,
+        from_start: bool = False,
+        block_ms: int = 5000,
+        batch: int = 256,
+    ) -> EventIter: ...
     # workflow
     def workflow_jobs(
         self,

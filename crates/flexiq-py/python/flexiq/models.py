@@ -1,9 +1,9 @@
 """The typed values the Python API returns: jobs, keyset pages, a flow parent's dependencies,
-enqueue outcomes, job schedulers, retention reports and the workflow view's records.
+enqueue outcomes, job schedulers, events, retention reports and the workflow view's records.
 
 Units follow the spec: a :class:`Retention` you configure is in **seconds**; every window and
 timestamp reported back (:class:`EffectiveRetention`, :class:`RetentionPreview`, job and
-scheduler timestamps) is in **milliseconds** (timestamps as Unix ms). The workflow records
+scheduler timestamps, an event's ``at_ms``) is in **milliseconds** (timestamps as Unix ms). The workflow records
 (:class:`WorkflowJob`) follow the workflow contract instead, whose times are dates: they are
 timezone-aware UTC datetimes, which the view's ``next_poll_at`` arguments take back as they are.
 """
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Generic, List, Optional, TypeVar
+from typing import Any, Dict, Generic, List, Optional, Tuple, TypeVar
+
+from . import _flexiq
 
 __all__ = [
     "ChildDependency",
@@ -20,6 +22,8 @@ __all__ = [
     "Dequeued",
     "EnqueueOutcome",
     "EffectiveRetention",
+    "Event",
+    "EVENT_KINDS",
     "Fence",
     "Job",
     "JobScheduler",
@@ -161,6 +165,44 @@ class JobScheduler:
 
     def to_dict(self) -> Dict[str, Any]:
         """The scheduler as a plain dict."""
+        return asdict(self)
+
+
+#: The built-in event kinds, as :attr:`Event.kind` names them, in the engine's order (a custom
+#: event's kind is ``"custom"``).
+EVENT_KINDS: Tuple[str, ...] = tuple(_flexiq.EVENT_KINDS)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a namespace's stream (see :meth:`flexiq.Queue.events`).
+
+    ``id`` is opaque and ordered within the namespace: save it and pass it back as ``after``
+    to resume, seeing every later event once. ``kind`` is what happened, one of
+    :data:`EVENT_KINDS` (``"enqueued"``, ``"active"``, ``"completed"``, ``"failed"``,
+    ``"retried"``, ``"dead"``, ``"cancelled"``, ...) or ``"custom"`` for an event from
+    :meth:`flexiq.Queue.publish_event`; ``name`` is the kind's name, or the custom event's
+    own. ``job_id``, ``queue``, ``task`` and ``attempt`` (the job's attempt counter after the
+    change) describe the job it is about, ``None`` where there is none (a paused queue has a
+    ``queue`` only). ``at_ms`` is when it was written (Unix ms). ``data`` is decoded JSON:
+    what the kind carries (``enqueued``: ``status`` and ``run_at``; ``active``:
+    ``worker_id``; ``completed``: ``result_size`` in bytes; ``failed`` / ``dead`` /
+    ``cancelled``: ``error``; ``retried`` / ``requeued`` / ``stalled``: ``error`` and
+    ``run_at``; ``progress``: ``progress``; ``deduplicated``: ``key``; times Unix ms), or a
+    custom event's data."""
+
+    id: str
+    kind: str
+    name: str
+    job_id: Optional[str]
+    queue: Optional[str]
+    task: Optional[str]
+    attempt: Optional[int]
+    at_ms: int
+    data: Any
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as a plain dict."""
         return asdict(self)
 
 

@@ -3,8 +3,8 @@
 It opens the store (SQLite file, PostgreSQL or Redis) through the Rust engine, registers
 tasks with :meth:`Queue.task` and runs workers; its calls come from one mixin per area in
 :mod:`flexiq._queue` (``jobs``, ``listing``, ``control``, ``dead``, ``stats``, ``admin``,
-``clean``, ``reschedule``, ``flows``, ``dedup``, ``schedulers``, ``wait``, ``workflow``), named
-as the engine's; a native call that needs no conversion is forwarded as it is
+``clean``, ``reschedule``, ``flows``, ``dedup``, ``schedulers``, ``events``, ``wait``,
+``workflow``), named as the engine's; a native call that needs no conversion is forwarded as it is
 (:mod:`flexiq._queue.forward`).
 Every blocking call releases the GIL while the engine works, and has an ``a``-prefixed async
 twin, made from it by :func:`flexiq._aio.async_twins`. Payloads and results go through the
@@ -24,6 +24,7 @@ from ._queue.clean import CleanMixin
 from ._queue.control import ControlMixin
 from ._queue.dead import DeadMixin
 from ._queue.dedup import DedupMixin
+from ._queue.events import EventsMixin
 from ._queue.flows import FlowsMixin
 from ._queue.forward import NativeCalls, forward_native
 from ._queue.jobs import JobsMixin
@@ -57,6 +58,7 @@ class Queue(
     FlowsMixin,
     DedupMixin,
     SchedulersMixin,
+    EventsMixin,
     WaitMixin,
     WorkflowMixin,
     NativeCalls,
@@ -202,11 +204,15 @@ class Queue(
         lease: Optional[float] = None,
         maintenance: bool = True,
         prefetch: Optional[int] = None,
+        events_max_len: Optional[int] = None,
+        events_max_age: Optional[float] = None,
     ) -> Worker:
         """A worker for this queue's registered tasks (see :class:`flexiq.Worker`):
         ``shutdown_timeout`` and ``lease`` (the job lease window) in seconds;
         ``maintenance=False`` keeps it out of the cleaner election; ``prefetch`` jobs are
-        claimed beyond the free slots."""
+        claimed beyond the free slots; while it is the elected cleaner it keeps the newest
+        ``events_max_len`` events (default 10,000) and, with ``events_max_age`` (seconds),
+        none older."""
         return Worker(
             self,
             concurrency=concurrency,
@@ -216,6 +222,8 @@ class Queue(
             lease=lease,
             maintenance=maintenance,
             prefetch=prefetch,
+            events_max_len=events_max_len,
+            events_max_age=events_max_age,
         )
 
     def run_worker(
@@ -228,6 +236,8 @@ class Queue(
         lease: Optional[float] = None,
         maintenance: bool = True,
         prefetch: Optional[int] = None,
+        events_max_len: Optional[int] = None,
+        events_max_age: Optional[float] = None,
     ) -> Dict[str, int]:
         """Runs a worker in this thread until SIGINT, SIGTERM or :meth:`shutdown` (from any
         thread), then shuts down gracefully: no new claims, running jobs finish (or are
@@ -241,4 +251,6 @@ class Queue(
             lease=lease,
             maintenance=maintenance,
             prefetch=prefetch,
+            events_max_len=events_max_len,
+            events_max_age=events_max_age,
         ).run()

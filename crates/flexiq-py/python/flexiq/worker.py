@@ -151,7 +151,11 @@ class Worker:
     is how long running handlers may finish on shutdown before their jobs are given back;
     ``lease`` (s) is the job lease window; ``prefetch`` jobs are claimed beyond the free slots
     (default: sized by the worker's finish rate, four to 64 per slot) so a freed slot starts
-    its next job without a round trip. A worker runs once; build another to run again."""
+    its next job without a round trip. With ``maintenance`` (the default) it takes part in
+    the cleaner election; while elected it also trims the namespace's events stream to the
+    newest ``events_max_len`` events (default 10,000; 0 keeps none) and, with
+    ``events_max_age`` (s, 1 or more), drops events older than that. A worker runs once;
+    build another to run again."""
 
     def __init__(
         self,
@@ -164,9 +168,15 @@ class Worker:
         lease: Optional[float] = None,
         maintenance: bool = True,
         prefetch: Optional[int] = None,
+        events_max_len: Optional[int] = None,
+        events_max_age: Optional[float] = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise InvalidArgument(f"concurrency {concurrency!r} must be a positive integer")
+        if events_max_len is not None and (
+            isinstance(events_max_len, bool) or not isinstance(events_max_len, int) or events_max_len < 0
+        ):
+            raise InvalidArgument(f"events_max_len {events_max_len!r} must be an integer, 0 or more")
         if isinstance(queues, str):
             queues = [q for q in queues.split(",") if q]
         self.queue = queue
@@ -179,7 +189,11 @@ class Worker:
         specs: List[Tuple[str, Optional[int], Optional[int]]] = [
             (t.name, _ms("timeout", t.timeout), _ms("soft_timeout", t.soft_timeout)) for t in tasks.values()
         ]
-        extra = {} if prefetch is None else {"prefetch": prefetch}
+        extra: Dict[str, Any] = {} if prefetch is None else {"prefetch": prefetch}
+        if events_max_len is not None:
+            extra["events_max_len"] = events_max_len
+        if events_max_age is not None:
+            extra["events_max_age_ms"] = _ms("events_max_age", events_max_age)
         self._native = _flexiq.NativeWorker(
             queue._native,
             self._dispatcher,

@@ -1,9 +1,9 @@
 //! `NativeQueue`: the Python handle on a runtime [`flexiq_runtime::Queue`], with opening and
 //! closing. Its calls live beside it, one file per area with the runtime's `queue/` names
 //! (`jobs`, `listing`, `control`, `dead`, `stats`, `admin`, `clean`, `reschedule`, `flows`,
-//! `dedup`, `schedulers`, `wait`, `workflow`), so an operation sits in the file of the same name
-//! on both sides. `workflow` also holds the handle class of the workflow view,
-//! `NativeWorkflowJobs`.
+//! `dedup`, `schedulers`, `events`, `wait`, `workflow`), so an operation sits in the file of the
+//! same name on both sides. `workflow` also holds the handle class of the workflow view,
+//! `NativeWorkflowJobs`; `events` the open events stream, `EventIter`.
 //!
 //! Arguments arrive as Python values and are handed to the runtime unchanged where it
 //! validates them (limits, offsets, durations as `i64`, so a negative number is an
@@ -14,6 +14,7 @@ mod clean;
 mod control;
 mod dead;
 mod dedup;
+mod events;
 mod flows;
 mod jobs;
 mod listing;
@@ -31,6 +32,7 @@ use pyo3::types::PyDict;
 use crate::errors::invalid;
 use crate::runtime::block_on;
 
+pub(crate) use events::EventIter;
 pub(crate) use wait::{millis, PartialIter};
 pub(crate) use workflow::NativeWorkflowJobs;
 

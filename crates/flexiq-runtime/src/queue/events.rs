@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::time::Duration;
 
-use flexiq_core::events::{kind_matches, validate_kind_names, QueueEvent, MAX_EVENTS_PER_READ};
+use flexiq_core::events::{
+    kind_matches, validate_kind_names, QueueEvent, MAX_EVENTS_BLOCK_MS, MAX_EVENTS_PER_READ,
+};
 use flexiq_core::store::{PublishEventRequest, ReadEventsRequest, TrimEventsRequest};
 use futures::Stream;
 
@@ -139,7 +141,7 @@ impl Queue {
         Ok(self.store.events_enabled().await?)
     }
 
-    /// The events stream from `opts.from`, filtered to `opts.kinds`. It never ends by itself:
+    /// The events stream from `opts.from`, filtered to `opts.kinds` (empty: every event). It never ends by itself:
     /// between batches it blocks on the store, so an idle stream costs one waiting read.
     /// Bad options (an unknown kind name is allowed: it names custom events; an empty name,
     /// a zero batch or block) are `InvalidArgument` here, before anything is read.
@@ -150,6 +152,9 @@ impl Queue {
             return Err(Error::invalid("events block must be positive"));
         }
         let block_ms = u64::try_from(opts.block.as_millis()).unwrap_or(u64::MAX);
+        if block_ms > MAX_EVENTS_BLOCK_MS {
+            return Err(Error::invalid(format!("events block {block_ms} ms is over {MAX_EVENTS_BLOCK_MS}")));
+        }
         let after = match opts.from {
             EventsFrom::Now => self.last_event_id().await?,
             EventsFrom::Start => None,

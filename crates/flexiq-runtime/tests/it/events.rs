@@ -179,6 +179,8 @@ async fn bad_input_is_refused(b: &Backend) {
     assert_code!(q.events(no_batch).await.map(|_| ()), "INVALID_ARGUMENT");
     let no_block = EventsOptions { block: Duration::ZERO, ..Default::default() };
     assert_code!(q.events(no_block).await.map(|_| ()), "INVALID_ARGUMENT");
+    let long_block = EventsOptions { block: Duration::from_secs(301), ..Default::default() };
+    assert_code!(q.events(long_block).await.map(|_| ()), "INVALID_ARGUMENT");
     assert_eq!(q.last_event_id().await.unwrap(), tail, "nothing refused was written");
     q.set_events_enabled(false).await.unwrap();
     assert!(!q.events_enabled().await.unwrap());

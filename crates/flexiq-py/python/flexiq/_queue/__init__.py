@@ -1,7 +1,7 @@
 """The parts of :class:`flexiq.Queue`, one module per area, named as the engine's are
 (``flexiq-runtime``'s ``queue/`` and the native ``src/queue/``): ``jobs``, ``listing``,
 ``control``, ``dead``, ``stats``, ``admin``, ``clean``, ``reschedule``, ``flows``, ``dedup``,
-``schedulers``, ``wait`` and ``workflow``, over the handle in ``base``.
+``schedulers``, ``events``, ``wait`` and ``workflow``, over the handle in ``base``.
 
 Each module is a mixin of blocking methods; ``flexiq.queue`` composes them into ``Queue``,
 ``forward`` gives it every native call that needs no conversion as it is, and
