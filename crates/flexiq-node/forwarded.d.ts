@@ -37,4 +37,6 @@ export type ReshapedMethod =
   | 'enqueueOutcome'
   | 'upsertJobScheduler'
   | 'getJobScheduler'
-  | 'listJobSchedulers';
+  | 'listJobSchedulers'
+  | 'publishEvent'
+  | 'events';

@@ -15,4 +15,7 @@ function reservedSettingPrefixes() {
 /** The storage contract level this build speaks. */
 const CONTRACT_LEVEL = native.contractLevel();
 
-module.exports = { Queue, Worker, JobContext, WorkflowJobs, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL };
+/** Every event kind, the built-in ones then `'custom'`. */
+const EVENT_KINDS = Object.freeze(native.eventKinds());
+
+module.exports = { Queue, Worker, JobContext, WorkflowJobs, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL, EVENT_KINDS };

@@ -14,6 +14,7 @@ import type {
   EnqueueOutcome,
   DeadJobPage,
   EffectiveRetention,
+  EventsOptions,
   Job,
   JobDag,
   JobError,
@@ -25,13 +26,17 @@ import type {
   MigrationSummary,
   NativeQueue,
   ObliterateOptions,
+  PublishEventOptions,
+  QueueEvent,
   QueueOptions,
+  ReadEventsOptions,
   RemoveOptions,
   ReplayEntry,
   RetentionOptions,
   RetentionPreview,
   Stats,
   TaskMetrics,
+  TrimEventsOptions,
   WorkerInfo,
   WorkerOptions,
   WorkerStats,
@@ -45,6 +50,7 @@ export type {
   DagEdge,
   DagNode,
   EffectiveRetention,
+  EventsOptions,
   Job,
   JobDag,
   JobError,
@@ -53,7 +59,10 @@ export type {
   MetricBucket,
   MigrationSummary,
   ObliterateOptions,
+  PublishEventOptions,
+  QueueEvent,
   QueueOptions,
+  ReadEventsOptions,
   RemoveOptions,
   ReplayEntry,
   RetentionCounts,
@@ -62,6 +71,7 @@ export type {
   RetentionWindows,
   Stats,
   TaskMetrics,
+  TrimEventsOptions,
   WorkerInfo,
   WorkerOptions,
   WorkerStats,
@@ -70,6 +80,7 @@ export type {
 import type { Dependencies, DependenciesOptions, FlowNode } from './flows';
 import type { InternalMethod, ReshapedMethod } from './forwarded';
 import type { JobScheduler, JobTemplate, ListJobSchedulersOptions, RepeatOptions } from './schedulers';
+import type { EventKind, EventName, EventStream, QueueErrorListener, QueueEventListener } from './events';
 
 export type { ChildDependency, Dependencies, DependenciesOptions, FlowNode, FlowPolicy } from './flows';
 export type {
@@ -81,6 +92,7 @@ export type {
   ListJobSchedulersOptions,
   RepeatOptions,
 } from './schedulers';
+export type { EventKind, EventName, EventStream, QueueErrorListener, QueueEventListener } from './events';
 
 /** A job's status. */
 export type JobStatus = Job['status'];
@@ -769,6 +781,59 @@ export declare class Queue {
   dedupJobId(key: string): Promise<string | null>;
   /** Deletes dedup key `key` (the holding job is left alone); `false` when it did not exist. */
   deleteDedupKey(key: string): Promise<boolean>;
+
+  /**
+   * The namespace's events in order, from every process: each job's state changes
+   * (`enqueued`, `active`, `completed`, ...), queues paused and resumed, and custom events.
+   * Without `after` or `fromStart`, only events after the newest one readable at this call
+   * (on PostgreSQL an event is readable once every transaction older than its own has ended,
+   * so one committed just before the call may still come); with `after` (an event's `id`,
+   * saved earlier, perhaps by another process), every later event once, none repeated and
+   * none lost; with `fromStart`, from the oldest event kept. `kinds` keeps the
+   * named kinds and custom events (`'custom'`: every custom event). The iterator never ends
+   * by itself: `break` out of `for await` (or `return()`) or the queue's `close()` stops it.
+   * Synchronous: reads where the stream stands and checks the options now, throwing
+   * `INVALID_ARGUMENT` for a bad option or an id that is not one of this store's.
+   */
+  events(options?: EventsOptions): EventStream;
+  /**
+   * Up to `limit` (1 to 10,000, default 100) events after `after` (default: from the oldest
+   * kept), in order. With `blockMs` (0 to 300,000 **milliseconds**, default 0), waits that
+   * long for one when there are none yet and resolves to what arrived, possibly `[]`; the
+   * queue's `close()` ends the wait with `CLOSED`.
+   */
+  readEvents(options?: ReadEventsOptions): Promise<QueueEvent[]>;
+  /**
+   * Appends a custom event named `name` (1 to 200 bytes, not a kind's name) carrying `data`
+   * (any JSON value, at most 64 KiB encoded; default `null`), optionally about a job and a
+   * queue; resolves to its id. Readers filter it by its name or `'custom'`. `CONFLICT` while
+   * events are switched off (`setEventsEnabled(false)`).
+   */
+  publishEvent(name: string, data?: unknown, options?: PublishEventOptions): Promise<string>;
+  /**
+   * Keeps the newest `maxLen` events (0 keeps none) and, with `maxAgeMs`, none older than that
+   * many **milliseconds**; resolves to how many were dropped. A worker elected its
+   * namespace's cleaner trims every round (`eventsMaxLen`, default 10,000; `eventsMaxAgeMs`).
+   */
+  trimEvents(maxLen: number, options?: TrimEventsOptions): Promise<number>;
+  /**
+   * Calls `listener` with every event of kind `name` (or custom event of that name; `'custom'`:
+   * every custom event) committed from now on, by any process. The first listener opens one
+   * reader of the stream for the queue; it stops when the last is removed (`off`) or the
+   * queue closes, so listening does not keep the process alive after that. What a listener
+   * throws (or its Promise rejects with) and failed reads go to the `'error'` listeners, and
+   * the reader goes on; without one they are thrown as uncaught exceptions, as an
+   * EventEmitter's. Returns the queue. `INVALID_ARGUMENT` for a bad name, `CLOSED` on a closed
+   * queue.
+   */
+  on(name: 'error', listener: QueueErrorListener): this;
+  on(name: EventName, listener: QueueEventListener): this;
+  /** `on`, for the next matching event only. */
+  once(name: 'error', listener: QueueErrorListener): this;
+  once(name: EventName, listener: QueueEventListener): this;
+  /** Removes the most recently added `listener` of `name`; the last event listener removed stops the reader. Returns the queue. */
+  off(name: 'error', listener: QueueErrorListener): this;
+  off(name: EventName, listener: QueueEventListener): this;
   /**
    * Per-task aggregates over executions of the last `sinceMs` **milliseconds** (default
    * 3,600,000: one hour), keyed by task name; durations in ms. Every attempt counts (a job
@@ -815,3 +880,6 @@ export declare function reservedSettingPrefixes(): string[];
 
 /** The storage contract level this build speaks. */
 export declare const CONTRACT_LEVEL: number;
+
+/** Every event kind, the built-in ones then `'custom'`. */
+export declare const EVENT_KINDS: readonly EventKind[];

@@ -4,5 +4,5 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const flexiq = require('./index.cjs');
 
-export const { Queue, Worker, JobContext, WorkflowJobs, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL } = flexiq;
+export const { Queue, Worker, JobContext, WorkflowJobs, FlexiqError, reservedSettingPrefixes, CONTRACT_LEVEL, EVENT_KINDS } = flexiq;
 export default flexiq;

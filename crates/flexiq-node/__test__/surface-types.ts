@@ -62,8 +62,11 @@ type None<T extends never> = T;
 
 // ---- methods ----
 
-/** Queue methods the JS layer adds over the addon: the worker side and aliases. */
+/** Queue methods the JS layer adds over the addon: the worker side, aliases and event listeners. */
 type JsOnly =
+  | 'on'
+  | 'once'
+  | 'off'
   | 'task'
   | 'worker'
   | 'shutdown'

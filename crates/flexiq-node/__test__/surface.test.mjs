@@ -45,6 +45,10 @@ const OPTION_TYPES = {
   template: 'JobTemplate',
   templateOptions: 'JobTemplateOptions',
   listSchedulers: 'ListJobSchedulersOptions',
+  events: 'EventsOptions',
+  readEvents: 'ReadEventsOptions',
+  trimEvents: 'TrimEventsOptions',
+  publishEvent: 'PublishEventOptions',
 };
 
 const dts = ts.createSourceFile('index.d.ts', readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8'), ts.ScriptTarget.Latest);
@@ -247,5 +251,9 @@ describe('index.d.ts matches the JavaScript layer', () => {
       }
     });
     it('log levels: JobContext.log(level)', () => assert.deepEqual([...LOG_LEVELS].sort(), tc.literals('JobContext', 'log', 'level')));
+  });
+
+  it('EventKind holds exactly the kinds the engine names (EVENT_KINDS)', () => {
+    assert.deepEqual(checker().union('EventKind'), [...flexiq.EVENT_KINDS].sort());
   });
 });

@@ -1,5 +1,6 @@
 // Type-checked by `tsc -p tsconfig.json --noEmit`: the package's declarations as a user sees them.
 import {
+  EVENT_KINDS,
   FlexiqError,
   Queue,
   reservedSettingPrefixes,
@@ -9,6 +10,9 @@ import {
   type Dependencies,
   type CatchUp,
   type EnqueueOutcome,
+  type EventKind,
+  type EventStream,
+  type QueueEvent,
   type FlowNode,
   type FlowPolicy,
   type Job,
@@ -160,6 +164,30 @@ async function usage(): Promise<void> {
   const schedulerCount: number = await q.countJobSchedulers();
   const dropped: boolean = await q.removeJobScheduler('tick');
   void [nextRun, catchUp, found?.template.payload, nextSchedulers.items, schedulerCount, dropped];
+  const stream: EventStream = q.events({ kinds: ['completed', 'deploy.done'], blockMs: 1_000, batch: 64 });
+  for await (const ev of stream) {
+    const kind: EventKind = ev.kind;
+    const jobOf: string | null = ev.jobId;
+    const at: number = ev.atMs;
+    void [kind, jobOf, at, ev.data, ev.attempt, ev.task, ev.queue, ev.name];
+    if (kind === 'completed') break;
+  }
+  const resumed = q.events({ after: '42' });
+  const first: IteratorResult<QueueEvent, undefined> = await resumed.next();
+  await resumed.return();
+  void [first, q.events({ fromStart: true }), q.events()];
+  const onCompleted = (ev: QueueEvent) => console.log(ev.jobId);
+  q.on('completed', onCompleted).once('deploy.done', async (ev) => ev.data).on('error', (err) => console.error(err));
+  q.off('completed', onCompleted);
+  const eventId: string = await q.publishEvent('deploy.done', { version: 7 }, { jobId: id, queue: 'mail' });
+  const page2: QueueEvent[] = await q.readEvents({ after: eventId, blockMs: 5_000, limit: 100 });
+  const lastId: string | null = await q.lastEventId();
+  const trimmed: number = await q.trimEvents(1_000, { maxAgeMs: 86_400_000 });
+  await q.setEventsEnabled(true);
+  const eventsOn: boolean = await q.eventsEnabled();
+  const kinds: readonly EventKind[] = EVENT_KINDS;
+  const trimming = q.worker({ eventsMaxLen: 50_000, eventsMaxAgeMs: 3_600_000 });
+  void [page2, lastId, trimmed, eventsOn, kinds, trimming];
   const wf: WorkflowJobs = q.workflowJobs({ fairnessGroupBy: 'tenant.id', fairnessCap: 2, queue: 'workflow' });
   const groupBy: string | null = wf.fairnessGroupBy;
   const stamped: string = wf.adoptWorkerId('host-1');

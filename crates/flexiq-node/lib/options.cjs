@@ -79,6 +79,8 @@ const OPTION_SETS = Object.freeze({
     'shutdownTimeout',
     'maintenance',
     'archiveAfter',
+    'eventsMaxLen',
+    'eventsMaxAgeMs',
   ),
   /** `queue.workflowJobs(options)`: WorkflowJobsOptions. */
   workflow: keys('fairnessGroupBy', 'fairnessCap', 'workerId', 'queue'),
@@ -116,6 +118,14 @@ const OPTION_SETS = Object.freeze({
   templateOptions: keys('queue', 'priority', 'maxRetries', 'backoff', 'timeout', 'metadata', 'groupKey'),
   /** `listJobSchedulers(options)`: ListJobSchedulersOptions. */
   listSchedulers: keys('limit', 'after'),
+  /** `events(options)`: EventsOptions. */
+  events: keys('after', 'kinds', 'fromStart', 'blockMs', 'batch'),
+  /** `readEvents(options)`: ReadEventsOptions. */
+  readEvents: keys('after', 'blockMs', 'limit'),
+  /** `trimEvents(maxLen, options)`: TrimEventsOptions. */
+  trimEvents: keys('maxAgeMs'),
+  /** `publishEvent(name, data, options)`: PublishEventOptions. */
+  publishEvent: keys('jobId', 'queue'),
 });
 
 /**
@@ -130,9 +140,12 @@ const DURATIONS = Object.freeze({
   backoff: { base: 's', max: 's' },
   wait: { timeoutMs: 'ms', pollMs: 'ms' },
   task: { timeout: 's', softTimeout: 's' },
-  worker: { lease: 's', pollInterval: 's', shutdownTimeout: 's', archiveAfter: 's' },
+  worker: { lease: 's', pollInterval: 's', shutdownTimeout: 's', archiveAfter: 's', eventsMaxAgeMs: 'ms' },
   repeat: { everyMs: 'ms' },
   templateOptions: { timeout: 's' },
+  events: { blockMs: 'ms' },
+  readEvents: { blockMs: 'ms' },
+  trimEvents: { maxAgeMs: 'ms' },
 });
 
 /** The `level` values `ctx.log(message, level)` takes. */

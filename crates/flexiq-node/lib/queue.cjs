@@ -3,7 +3,7 @@
 // decodes results, maps errors to FlexiqError and keeps the task registry for workers.
 // Opening, closing and the worker side live here; the calls live in lib/queue/, one file
 // per module of the runtime's queue/ (jobs, listing, control, dead, stats, admin, clean,
-// reschedule, schedulers, flows, dedup, wait, workflow), each a class whose methods are
+// reschedule, schedulers, flows, dedup, wait, events, workflow), each a class whose methods are
 // installed on Queue.prototype. Every other NativeQueue method is then forwarded as it is
 // (forward.cjs).
 
@@ -13,6 +13,7 @@ const { options } = require('./args.cjs');
 const { Worker } = require('./worker.cjs');
 const { bind, native: nativeOf, retention } = require('./queue/base.cjs');
 const { installForwarders } = require('./queue/forward.cjs');
+const { stopListening } = require('./queue/events.cjs');
 
 /** The call files, in the order of the runtime's queue/ modules. */
 const CALLS = [
@@ -28,6 +29,7 @@ const CALLS = [
   require('./queue/flows.cjs').FlowCalls,
   require('./queue/dedup.cjs').DedupCalls,
   require('./queue/wait.cjs').WaitCalls,
+  require('./queue/events.cjs').EventCalls,
   require('./queue/workflow.cjs').WorkflowCalls,
 ];
 
@@ -85,8 +87,12 @@ class Queue {
     return nativeOf(this).closed;
   }
 
-  /** Releases the connections; later calls throw `CLOSED`. Idempotent. */
+  /**
+   * Releases the connections and stops the events listeners' reader and every events
+   * iterator; later calls throw `CLOSED`. Idempotent.
+   */
   close() {
+    stopListening(this);
     return callAsync(() => nativeOf(this).close());
   }
 

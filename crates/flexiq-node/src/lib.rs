@@ -20,6 +20,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod args;
 mod context;
 mod error;
+mod events;
 mod options;
 mod queue;
 mod schedule;

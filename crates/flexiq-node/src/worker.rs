@@ -53,6 +53,12 @@ pub struct WorkerOptions {
     /// to the archive (default 3,600 s; 0 archives at the next maintenance round, which runs
     /// when the worker starts and every 5 s).
     pub archive_after: Option<f64>,
+    /// Newest events the elected cleaner keeps in the namespace's events stream (a whole
+    /// number, 0 or more; default 10,000). Needs `maintenance`.
+    pub events_max_len: Option<f64>,
+    /// Events older than this many **milliseconds** are trimmed from the stream too (1,000 or
+    /// more; default: no age limit). Needs `maintenance`.
+    pub events_max_age_ms: Option<f64>,
 }
 
 impl WorkerOptions {
@@ -83,6 +89,19 @@ impl WorkerOptions {
                         "archiveAfter needs maintenance: a worker with maintenance false never archives",
                     ))
                 }
+            }
+        }
+        if self.events_max_len.is_some() || self.events_max_age_ms.is_some() {
+            let Some(m) = &mut c.maintenance else {
+                return Err(invalid(
+                    "eventsMaxLen and eventsMaxAgeMs need maintenance: a worker with maintenance false never trims events",
+                ));
+            };
+            if let Some(n) = self.events_max_len {
+                m.events.max_len = args::non_negative("eventsMaxLen", n)? as u64;
+            }
+            if let Some(a) = self.events_max_age_ms {
+                m.events.max_age = Some(Duration::from_millis(args::millis("eventsMaxAgeMs", a)?));
             }
         }
         if let Some(l) = self.lease {

@@ -1,6 +1,6 @@
 //! The `NativeQueue` class: opening and closing; its calls live in one file per module of
 //! the runtime's `queue/` (jobs, listing, control, dead, stats, admin, clean, reschedule,
-//! schedulers, flows, dedup, wait, workflow).
+//! schedulers, flows, dedup, wait, events, workflow).
 //!
 //! `NativeQueue.connect` opens any backend off the event loop; the constructor stays for
 //! SQLite alone, whose open is a local file and cheap enough to block on.
@@ -9,13 +9,15 @@
 //! synchronously, clones the runtime handle and either blocks on the runtime (the calls the
 //! spec makes synchronous: index-backed point reads and writes) or returns a Promise whose
 //! work runs on the addon's tokio threads, off the JS event loop. After `close()` every call
-//! fails with `CLOSED`.
+//! fails with `CLOSED`, and the reads still waiting on the events stream end (a pending
+//! Promise would keep Node's event loop alive).
 
 mod admin;
 mod clean;
 mod control;
 mod dead;
 mod dedup;
+mod events;
 mod flows;
 mod jobs;
 mod listing;
@@ -31,6 +33,7 @@ use flexiq_runtime::Queue;
 use napi::bindgen_prelude::block_on;
 use napi_derive::napi;
 use parking_lot::RwLock;
+use tokio_util::sync::CancellationToken;
 
 use crate::args;
 use crate::error::{closed, invalid, IntoNapi, Result};
@@ -42,6 +45,8 @@ pub struct NativeQueue {
     inner: Arc<RwLock<Option<Queue>>>,
     backend: &'static str,
     namespace: String,
+    /// Cancelled by `close()`: ends the waits of `readEvents` and of every events stream.
+    closing: CancellationToken,
 }
 
 /// Whether a resolved store location is an SQLite file (a plain path or a `sqlite:` URL).
@@ -60,6 +65,7 @@ impl NativeQueue {
             backend: queue.backend(),
             namespace: queue.namespace().to_string(),
             inner: Arc::new(RwLock::new(Some(queue))),
+            closing: CancellationToken::new(),
         }
     }
 
@@ -113,9 +119,11 @@ impl NativeQueue {
         self.inner.read().is_none()
     }
 
-    /// Releases the store's connections. Idempotent; every later call fails with `CLOSED`.
+    /// Releases the store's connections and ends every wait on the events stream.
+    /// Idempotent; every later call fails with `CLOSED`.
     #[napi]
     pub async fn close(&self) -> Result<()> {
+        self.closing.cancel();
         let queue = self.inner.write().take();
         if let Some(q) = queue {
             q.close().await.napi()?;
