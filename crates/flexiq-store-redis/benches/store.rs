@@ -12,13 +12,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use flexiq_core::store::{
-    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, JobStore, WaitForWorkRequest,
+    Ack, AckKind, AckRequest, ClaimRequest, EnqueueRequest, Events, JobStore, WaitForWorkRequest,
 };
 use flexiq_core::{Backoff, EnqueueOptions, NewJob};
 use fred::prelude::*;
 use tokio::sync::mpsc;
 
 use flexiq_conformance::kit::{bench_runtime, time_in_task};
+use flexiq_store_redis::RedisStore;
 use harness::RedisHarness;
 
 fn wall() -> i64 {
@@ -50,6 +51,29 @@ async fn memory_per_job(h: &RedisHarness, client: &Client, n: usize) -> i64 {
         store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
     }
     (used().await - before) / n as i64
+}
+
+const DRAIN: usize = 50_000;
+
+/// Drains `DRAIN` jobs enqueued beforehand (not timed) with 8 loops claiming 100 at a time.
+fn drain_bench(b: &mut criterion::Bencher<'_>, rt: &tokio::runtime::Runtime, store: &RedisStore) {
+    b.to_async(rt).iter_custom(|iters| {
+        let store = store.clone();
+        async move {
+            let mut total = Duration::ZERO;
+            for i in 0..iters {
+                let queue = format!("drain{i}-{}", rand::random::<u32>());
+                for _ in 0..DRAIN / 1_000 {
+                    let jobs: Vec<NewJob> = (0..1_000).map(|_| new_job(&queue)).collect();
+                    store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
+                }
+                let start = Instant::now();
+                flexiq_conformance::kit::drain(Arc::new(store.clone()), &queue, DRAIN as u64, 8).await;
+                total += start.elapsed();
+            }
+            total
+        }
+    })
 }
 
 fn benches(c: &mut Criterion) {
@@ -114,27 +138,13 @@ fn benches(c: &mut Criterion) {
     });
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
-    const DRAIN: usize = 50_000;
     g.throughput(Throughput::Elements(DRAIN as u64));
-    g.bench_function(BenchmarkId::new("drain_8x100", DRAIN), |b| {
-        b.to_async(&rt).iter_custom(|iters| {
-            let store = store.clone();
-            async move {
-                let mut total = Duration::ZERO;
-                for i in 0..iters {
-                    let queue = format!("drain{i}-{}", rand::random::<u32>());
-                    for _ in 0..DRAIN / 1_000 {
-                        let jobs: Vec<NewJob> = (0..1_000).map(|_| new_job(&queue)).collect();
-                        store.enqueue(EnqueueRequest { jobs, max_pending: None, now: wall() }).await.unwrap();
-                    }
-                    let start = Instant::now();
-                    flexiq_conformance::kit::drain(Arc::new(store.clone()), &queue, DRAIN as u64, 8).await;
-                    total += start.elapsed();
-                }
-                total
-            }
-        })
-    });
+    // The same drain in a namespace with events switched off: what the events stream costs.
+    let quiet = rt.block_on(h.store("quiet")).unwrap();
+    rt.block_on(quiet.set_events_enabled(false)).unwrap();
+    for (id, store) in [("drain_8x100", &store), ("drain_8x100_events_off", &quiet)] {
+        g.bench_function(BenchmarkId::new(id, DRAIN), |b| drain_bench(b, &rt, store));
+    }
     g.finish();
 
     let mut g = c.benchmark_group("redis");

@@ -1,7 +1,8 @@
-//! Queue control: pause, rate limits and concurrency caps (small persisted keys of the
-//! namespace that `claim.lua` reads), the stall budget (a field of the same per-queue hash,
-//! read by `release_stale`), task revocation (read by both enqueue scripts) and the purges of
-//! a queue's unstarted jobs and of old completed ones.
+//! Queue control: pause (with its `paused` / `resumed` events), rate limits and concurrency
+//! caps (small persisted keys of the namespace that `claim.lua` reads), the stall budget (a
+//! field of the same per-queue hash, read by `release_stale`), task revocation (read by both
+//! enqueue scripts) and the purges of a queue's unstarted jobs (cancelled, each reporting
+//! `cancelled`) and of old completed ones (deleted, each reporting `removed`).
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
@@ -16,6 +17,7 @@ use crate::maintenance::ARCHIVE_BATCH;
 use crate::row::{self, int};
 use crate::store::RedisStore;
 use crate::transact::transact;
+use crate::wake::wall_ms;
 
 /// The rate windows `claim.lua`'s token bucket supports (ms): a second, a minute, an hour.
 const RATE_WINDOWS_MS: [u64; 3] = [1_000, 60_000, 3_600_000];
@@ -41,23 +43,19 @@ impl RedisStore {
 
 #[async_trait::async_trait]
 impl QueueControl for RedisStore {
+    // Pausing and resuming are `small.lua` operations so that each writes its event with the
+    // change. The calls carry no clock: the events are stamped with this host's.
     async fn pause(&self, queue: &str) -> Result<()> {
         self.ctx.check()?;
         validate_name("queue name", queue)?;
-        self.touch_queue(queue).await?;
-        self.ctx.conn.cmd("SADD", vec![s(self.ctx.keys.k("paused")), s(queue)]).await?;
+        self.small_op(vec![s("pause"), s(queue), n(wall_ms())]).await?;
         Ok(())
     }
 
     async fn resume(&self, queue: &str) -> Result<()> {
         self.ctx.check()?;
         validate_name("queue name", queue)?;
-        self.touch_queue(queue).await?;
-        self.ctx.conn.cmd("SREM", vec![s(self.ctx.keys.k("paused")), s(queue)]).await?;
-        self.ctx
-            .conn
-            .cmd("ZADD", vec![s(self.ctx.keys.k("wake")), n(0), s(format!("resume:{queue}"))])
-            .await?;
+        self.small_op(vec![s("resume"), s(queue), n(wall_ms())]).await?;
         self.changed();
         Ok(())
     }
@@ -193,7 +191,8 @@ impl QueueControl for RedisStore {
         self.ctx.check()?;
         let mut total = 0u64;
         loop {
-            let args = vec![n(req.cutoff_ms), n(ARCHIVE_BATCH), n(0), s("purge_completed")];
+            // The request carries no clock: the events of the purge are stamped with this host's.
+            let args = vec![n(req.cutoff_ms), n(ARCHIVE_BATCH), n(wall_ms()), s("purge_completed")];
             let v = self.ctx.conn.script(&self.ctx.conn.scripts.archive, &self.ctx.keys.base, args).await?;
             let done = int(&v).unwrap_or(0);
             total += done as u64;

@@ -1,4 +1,4 @@
-//! Metrics, partial results, logs, progress and replays.
+//! Metrics, partial results, logs, progress (each report an event of the stream) and replays.
 
 use flexiq_core::id::new_row_id;
 use flexiq_core::store::{
@@ -6,8 +6,8 @@ use flexiq_core::store::{
     ReplayRequest, SetProgressRequest,
 };
 use flexiq_core::{
-    AckOutcome, EnqueueOptions, Error, Job, JobId, JobStatus, LogEntry, MetricRow, NewJob, Partial,
-    ReplayEntry, Result,
+    AckOutcome, EnqueueOptions, Error, EventKind, Job, JobId, JobStatus, LogEntry, MetricRow, NewJob,
+    Partial, ReplayEntry, Result,
 };
 
 use crate::conn::{b, n, s};
@@ -129,6 +129,7 @@ impl History for RedisStore {
         let out = transact(&self.ctx, &ids, 0, |plan, rows| match &rows[0] {
             Some(row) if row.holds(fence) => {
                 plan.write(row, vec![("pg", s(progress.to_string()))], vec![]);
+                plan.event(row, EventKind::Progress, serde_json::json!({ "progress": progress }).to_string());
                 Ok(AckOutcome::Acknowledged)
             }
             _ => Ok(AckOutcome::Superseded),

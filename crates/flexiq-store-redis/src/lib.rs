@@ -15,11 +15,14 @@
 //! `inspect.rs`, `dead.rs` (`DeadLetters`), `control.rs` (`QueueControl`), `history.rs`,
 //! `settings.rs`, `leadership.rs`, `maintenance.rs`, `schema.rs`, `workflow.rs` (`Workflows`),
 //! `admin.rs` (`Admin`, with `orphans.rs`), `reschedule.rs` (`Reschedule`), `flows.rs`
-//! (`Flows`), `dedup.rs` (`Deduplication`) and `schedulers.rs` (`Schedulers`); the rest are the
-//! parts they share.
+//! (`Flows`), `dedup.rs` (`Deduplication`), `schedulers.rs` (`Schedulers`) and `events.rs`
+//! (`Events`, with `stream.rs` and `blocking.rs`); the rest are the parts they share. Every
+//! script writes the events of the changes it makes into the namespace's stream
+//! (`lua/events.lua`), so an event commits exactly when its change does.
 
 mod admin;
 mod backfill;
+mod blocking;
 mod complete;
 mod conn;
 mod control;
@@ -28,6 +31,8 @@ mod dedup;
 mod enqueue;
 mod enqueue_plain;
 mod error;
+mod event_header;
+mod events;
 mod flows;
 mod history;
 mod inspect;
@@ -45,6 +50,7 @@ mod schema;
 mod scripts;
 mod settings;
 mod store;
+mod stream;
 mod transact;
 mod wake;
 mod workflow;
@@ -69,6 +75,7 @@ impl flexiq_core::Store for RedisStore {
             return Ok(());
         }
         self.ctx.waker.stop();
+        self.ctx.shared.blockers.close().await;
         let _ = fred::interfaces::ClientLike::quit(&self.ctx.conn.pool).await;
         Ok(())
     }

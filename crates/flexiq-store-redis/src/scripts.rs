@@ -8,18 +8,23 @@
 //! `EDGE`, the storage code of each `EdgePolicy`, `ON_FAIL`, what `EdgePolicy::on_child_failed`
 //! does for each code (`'c'` cancel the dependent, `'f'` fail it, `'r'` release it, `'s'` settle
 //! the edge, `'x'` remove it), and `SETTLED`, the `edge_settled` verdict per policy and status
-//! (`SETTLED[policy .. ':' .. status]`). The general scripts then carry `prelude.lua`'s shared
-//! helpers; `enqueue_plain.lua` runs with the header alone. The enqueue script and `small.lua`
-//! also carry `dedup.lua`, the dedup record helpers. The two
-//! scripts that claim (`claim.lua` and `workflow.lua`'s fair claim) also carry `take.lua`, the
-//! one claim step, so a job is claimed the same way by either; `admin.lua` carries it for the
-//! token-bucket refill its rate-limit wait reads, the arithmetic a claim applies.
-//! `schedulers.lua` (scheduler upsert and removal) runs with the header alone.
+//! (`SETTLED[policy .. ':' .. status]`), and the events tables of [`crate::event_header`].
+//! Every script then carries `events.lua`, the events stream helpers, so each writes the events
+//! of the changes it makes. The general scripts then carry `prelude.lua`'s shared helpers;
+//! `enqueue_plain.lua` runs with the header and `events.lua` alone. The enqueue script and
+//! `small.lua` also carry `dedup.lua`, the dedup record helpers. The two scripts that claim
+//! (`claim.lua` and `workflow.lua`'s fair claim) also carry `take.lua`, the one claim step, so a
+//! job is claimed the same way by either; `admin.lua` carries it for the token-bucket refill its
+//! rate-limit wait reads, the arithmetic a claim applies.
+//! `schedulers.lua` (scheduler upsert and removal) runs with the header and `events.lua` alone.
 
 use flexiq_core::flow::{edge_settled, ChildFailure, EdgePolicy};
 use flexiq_core::start::DependencyClass;
 use flexiq_core::JobStatus;
 
+use crate::event_header::events_header;
+
+const EVENTS: &str = include_str!("lua/events.lua");
 const PRELUDE: &str = include_str!("lua/prelude.lua");
 const TAKE: &str = include_str!("lua/take.lua");
 const DEDUP: &str = include_str!("lua/dedup.lua");
@@ -41,24 +46,26 @@ pub(crate) struct Script {
 }
 
 impl Script {
-    /// A script with the generated header and the prelude.
+    /// A script with the generated header, the events helpers and the prelude.
     fn new(header: &str, body: &str) -> Self {
-        Script::from_src(format!("{header}{PRELUDE}\n{body}"))
+        Script::from_src(format!("{header}{EVENTS}\n{PRELUDE}\n{body}"))
     }
 
-    /// A script with the generated header, the prelude and the claim step.
+    /// A script with the generated header, the events helpers, the prelude and the claim step.
     fn claiming(header: &str, body: &str) -> Self {
-        Script::from_src(format!("{header}{PRELUDE}\n{TAKE}\n{body}"))
+        Script::from_src(format!("{header}{EVENTS}\n{PRELUDE}\n{TAKE}\n{body}"))
     }
 
-    /// A script with the generated header, the prelude and the dedup record helpers.
+    /// A script with the generated header, the events helpers, the prelude and the dedup
+    /// record helpers.
     fn deduping(header: &str, body: &str) -> Self {
-        Script::from_src(format!("{header}{PRELUDE}\n{DEDUP}\n{body}"))
+        Script::from_src(format!("{header}{EVENTS}\n{PRELUDE}\n{DEDUP}\n{body}"))
     }
 
-    /// A script with the generated header only (it defines the rest it uses itself).
+    /// A script with the generated header and the events helpers only (it defines the rest it
+    /// uses itself).
     fn bare(header: &str, body: &str) -> Self {
-        Script::from_src(format!("{header}{body}"))
+        Script::from_src(format!("{header}{EVENTS}\n{body}"))
     }
 
     fn from_src(src: String) -> Self {
@@ -167,7 +174,8 @@ fn edge_header() -> String {
 }
 
 /// The header every script starts with: status codes, the claimable and terminal sets, the
-/// dependency verdict per status code and the edge tables, all from `flexiq_core`.
+/// dependency verdict per status code, the edge tables and the events tables
+/// ([`events_header`]), all from `flexiq_core`.
 pub(crate) fn status_header() -> String {
     let names: Vec<String> =
         JobStatus::ALL.into_iter().map(|st| format!("{} = {}", st.as_str(), st.code())).collect();
@@ -176,18 +184,19 @@ pub(crate) fn status_header() -> String {
         .map(|st| format!("[{}] = '{}'", st.code(), DependencyClass::of(st).letter()))
         .collect();
     format!(
-        "-- Generated from flexiq_core::JobStatus, flexiq_core::start::DependencyClass and \
-         flexiq_core::flow.\n\
+        "-- Generated from flexiq_core::JobStatus, flexiq_core::start::DependencyClass, \
+         flexiq_core::flow and flexiq_core::events.\n\
          local ST = {{ {} }}\n\
          local CLAIMABLE = {}\n\
          local TERMINAL = {}\n\
          local DEP = {{ {} }}\n\
-         {}",
+         {}{}",
         names.join(", "),
         status_set(JobStatus::is_claimable),
         status_set(JobStatus::is_terminal),
         dep.join(", "),
         edge_header(),
+        events_header(),
     )
 }
 

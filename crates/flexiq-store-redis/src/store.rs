@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use flexiq_core::{check_floor, Error, Result};
 
+use crate::blocking::Blockers;
 use crate::conn::{s, Conn};
 use crate::keys::Keys;
 use crate::options::{validate_namespace, RedisOptions};
@@ -15,6 +16,8 @@ use crate::wake::Waker;
 /// Connections shared by every namespace handle of one `connect`.
 pub(crate) struct Shared {
     pub(crate) conn: Arc<Conn>,
+    /// Dedicated clients for blocking reads of the events stream.
+    pub(crate) blockers: Blockers,
     pub(crate) closed: AtomicBool,
     pub(crate) prefix: String,
 }
@@ -69,8 +72,12 @@ impl RedisStore {
     pub async fn connect(url: &str, opts: RedisOptions) -> Result<RedisStore> {
         opts.validate()?;
         let conn = Arc::new(Conn::connect(url, POOL_SIZE).await?);
-        let shared =
-            Arc::new(Shared { conn: conn.clone(), closed: AtomicBool::new(false), prefix: opts.prefix });
+        let shared = Arc::new(Shared {
+            blockers: Blockers::new(conn.config.clone()),
+            conn: conn.clone(),
+            closed: AtomicBool::new(false),
+            prefix: opts.prefix,
+        });
         let store = RedisStore::scoped(shared, &opts.namespace);
         let floor = store.floor().await?;
         check_floor(floor)?;

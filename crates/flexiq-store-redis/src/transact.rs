@@ -17,7 +17,7 @@ use flexiq_core::flow::{edge_settled, ChildFailure};
 use flexiq_core::history::{DeadJob, JobError};
 use flexiq_core::id::new_row_id;
 use flexiq_core::stats::MetricRow;
-use flexiq_core::{transition, EdgePolicy, Error, Event, JobStatus, Next, Result};
+use flexiq_core::{transition, EdgePolicy, Error, Event, EventKind, JobStatus, Next, Result};
 use fred::types::Value;
 
 use crate::conn::{n, s};
@@ -60,6 +60,9 @@ pub(crate) struct Plan {
     now: i64,
     ops: Vec<Op>,
     raw: Vec<Vec<Value>>,
+    /// Events besides status changes (which `commit.lua` writes itself): kind, job id, queue,
+    /// task, attempt, data (JSON).
+    events: Vec<[Value; 6]>,
     planned: HashMap<String, JobStatus>,
     work: Vec<Work>,
     /// Jobs this plan moves through the state machine (each at most once).
@@ -74,6 +77,7 @@ impl Plan {
             now,
             ops: Vec::new(),
             raw: Vec::new(),
+            events: Vec::new(),
             planned: HashMap::new(),
             work: Vec::new(),
             moved: HashSet::new(),
@@ -137,6 +141,19 @@ impl Plan {
     /// Appends a raw command run after the job writes.
     pub(crate) fn raw(&mut self, args: Vec<Value>) {
         self.raw.push(args);
+    }
+
+    /// Writes event `kind` about `row` with `data` (JSON) when the plan commits, unless the
+    /// namespace has events switched off.
+    pub(crate) fn event(&mut self, row: &StateRow, kind: EventKind, data: String) {
+        self.events.push([
+            s(kind.as_str()),
+            s(row.id.clone()),
+            s(row.queue.clone()),
+            s(row.task.clone()),
+            n(i64::from(row.attempt)),
+            s(data),
+        ]);
     }
 
     /// Applies what `transition` decided for `row`, with extra fields (result bytes).
@@ -403,6 +420,10 @@ impl Plan {
             args.push(n(r.len() as i64));
             args.extend(r.iter().cloned());
         }
+        args.push(n(self.events.len() as i64));
+        for e in &self.events {
+            args.extend(e.iter().cloned());
+        }
         let reply = ctx.conn.script(&ctx.conn.scripts.commit, &ctx.keys.base, args).await?;
         let first = reply.into_array().first().and_then(row::text);
         Ok(first.as_deref() == Some("OK"))
@@ -450,7 +471,7 @@ where
         let rows = read_states(ctx, ids).await?;
         let mut plan = Plan::new(now);
         let out = decide(&mut plan, &rows)?;
-        if plan.ops.is_empty() && plan.raw.is_empty() {
+        if plan.ops.is_empty() && plan.raw.is_empty() && plan.events.is_empty() {
             return Ok(out);
         }
         plan.expand(ctx).await?;

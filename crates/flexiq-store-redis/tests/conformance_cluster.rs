@@ -3,7 +3,8 @@
 //! land on different slots and nodes. Two more tests pin what the suite relies on: the scripts
 //! touch keys they do not declare, which Redis Cluster accepts only for slots the node running
 //! the script serves (they stay in the slot of the declared key), and a case's namespaces really
-//! are spread over the masters.
+//! are spread over the masters. A third pins the events stream's blocked reads on the cluster:
+//! they wait on a connection of their own, routed to the stream's master.
 
 #[path = "support/cluster.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -14,7 +15,8 @@ mod harness;
 
 use std::collections::BTreeSet;
 
-use flexiq_core::store::{EnqueueRequest, Inspect, JobStore};
+use flexiq_core::events::EventKind;
+use flexiq_core::store::{EnqueueRequest, Events, Inspect, JobStore, ReadEventsRequest};
 use flexiq_core::{EnqueueOptions, NewJob};
 use fred::prelude::*;
 use fred::types::{ClusterHash, CustomCommand};
@@ -103,5 +105,28 @@ async fn cluster_namespaces_spread_over_the_masters_and_each_works() {
     }
     assert!(owners.len() > 1, "twelve namespaces all landed on one master: {owners:?}");
     let _ = c.quit().await;
+    h.cleanup_now().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_blocked_event_readers_wait_on_their_own_connection() {
+    let h = RedisHarness::on(cluster::cluster().url());
+    let reader = h.store("events").await.unwrap();
+    let writer = h.store("events").await.unwrap();
+    let now = 1_700_000_000_000;
+    let job = || NewJob::build("t", b"x".to_vec(), EnqueueOptions::default(), now).unwrap();
+    let blocked = tokio::spawn({
+        let reader = reader.clone();
+        async move { reader.read_events(ReadEventsRequest { after: None, block_ms: 20_000, limit: 10 }).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!blocked.is_finished(), "an empty stream blocks the read");
+    let started = std::time::Instant::now();
+    assert_eq!(reader.count_pending("default").await.unwrap(), 0, "the reader's pool still answers");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+    let id = writer.enqueue(EnqueueRequest { jobs: vec![job()], max_pending: None, now }).await.unwrap();
+    let got = blocked.await.unwrap().unwrap();
+    let got: Vec<_> = got.into_iter().map(|e| (e.kind, e.job_id)).collect();
+    assert_eq!(got, vec![(EventKind::Enqueued, Some(id[0].id.to_string()))]);
     h.cleanup_now().await;
 }

@@ -13,7 +13,8 @@ use flexiq_core::{ErrorKind, JobId, Store};
 use serde_json::json;
 
 use crate::fixtures::{
-    ack, at, complete, fail, fragile, job, job_after, job_in, now, open, put, put_all, start, take, unique,
+    ack, at, complete, fail, finish, fragile, job, job_after, job_in, now, open, put, put_all, start, take,
+    unique,
 };
 use crate::Harness;
 
@@ -297,7 +298,7 @@ pub async fn publish_event_reads_back_and_refuses_bad_input(h: &dyn Harness) {
 pub async fn events_switched_off_write_nothing(h: &dyn Harness) {
     let s = open(h, "default").await;
     assert!(s.events_enabled().await.unwrap());
-    put(&*s, job("t", ""), now()).await;
+    finish(&*s, job("t", ""), now()).await;
     let tail = s.last_event_id().await.unwrap();
     s.set_events_enabled(false).await.unwrap();
     assert!(!open(h, "default").await.events_enabled().await.unwrap(), "the switch is stored");

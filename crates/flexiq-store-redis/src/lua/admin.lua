@@ -1,7 +1,9 @@
 -- Queue administration, each operation one atomic step: clean by status and age, drain,
 -- obliterate one page, sweep a queue's archived copies and dead letters, retry finished jobs in
 -- place, remove a job (with its children), the checks of `remove_orphans` and the wait until a
--- rate-limited queue grants its next claim. ARGV[1] names the operation.
+-- rate-limited queue grants its next claim. ARGV[1] names the operation. A job removed by
+-- clean, drain or remove writes a `removed` event; an obliterate page writes one for the
+-- queue with the count; orphans and swept copies write none (they were no live jobs).
 --
 -- A removed job goes through the prelude's `drop_job` together with its dead-letter entry and
 -- metric rows; then its dependents outside the removal settle: each drops its edges to the
@@ -191,8 +193,10 @@ local function settle(xs, gone, now)
 end
 
 -- Removes the live jobs `ids` with everything kept about them and settles their dependents;
--- returns how many went.
-local function remove_jobs(ids, now)
+-- returns how many went. Each writes a `removed` event unless `quiet` (obliterate reports its
+-- page as one).
+local function remove_jobs(ids, now, quiet)
+  local at = string.format('%d', now)
   local gone = {}
   for _, id in ipairs(ids) do gone[id] = true end
   local freed, seen = {}, {}
@@ -206,6 +210,7 @@ local function remove_jobs(ids, now)
           freed[#freed + 1] = x
         end
       end
+      if not quiet then ev_add('removed', 'removed', id, o.q, o.t, o.a, at, '{}') end
       if o.st == ST.dead then drop_dead_of(id, o.t, o.f) end
       drop_metrics(id, o.c, TERMINAL[o.st] and o.f or nil, was_claimed(B .. ':j:' .. id))
       drop_job(id, o, true)
@@ -337,7 +342,10 @@ elseif op == 'obliterate' then
       redis.call('ZREM', ixq, m)
     end
   end
-  remove_jobs(ids, now)
+  local gone = remove_jobs(ids, now, true)
+  if gone > 0 then
+    ev_add('removed', 'removed', nil, q, nil, nil, ARGV[5], '{"count":' .. gone .. '}')
+  end
   local left = redis.call('ZCARD', ixq)
   if left == 0 then
     local keys = { B .. ':rd:' .. q, B .. ':dy:' .. q, B .. ':cnt:' .. q, B .. ':qc:' .. q, B .. ':rb:' .. q }

@@ -2,7 +2,8 @@
 -- job hash is renamed into the archive and indexed by finish time for listings and by
 -- archive time for retention) or deletes completed ones ('purge_completed', which frees the
 -- dedup key a deleted job holds). Either way the job leaves its workflow run's index, freeing
--- its (run, stage) pair.
+-- its (run, stage) pair. A deleted job writes a `removed` event (an operator's purge); an
+-- archived one writes none.
 -- ARGV: cutoff, limit, now, mode. Returns how many jobs it moved or deleted.
 local cutoff = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -34,6 +35,7 @@ while n < limit do
         redis.call('ZADD', B .. ':aix', 0, pad(o.f or now) .. '|' .. id)
         redis.call('ZADD', B .. ':aat', now, id)
       else
+        ev_add('removed', 'removed', id, o.q, o.t, o.a, ARGV[3], '{}')
         dd_release(wf[3], id)
         redis.call('DEL', B .. ':j:' .. id, B .. ':part:' .. id)
       end

@@ -1,7 +1,8 @@
 -- Writes plain completions: acks whose effect `flexiq_core::transition` decided in Rust from
 -- the fence they carry (completed now, lease cleared, a success metric, nothing else). A job
 -- is written only while it is still running with that fence, so the decision holds; a job
--- that has dependents is left for the general path, which releases them.
+-- that has dependents is left for the general path, which releases them. Each completion
+-- writes its event (`completed`, named by `ev_change`, with the result's size).
 -- ARGV: now, njobs, then per job: id, attempt, started_at, claim_seq, duration_ms, metric row
 -- id, has_result ('0' / '1'), result. A hash without `cs` counts its attempt as its claim
 -- sequence, as `codec::claim_seq` reads it.
@@ -22,6 +23,8 @@ local function json(name)
   end
   return e
 end
+-- A completion event's data values, refilled for each job (`ev_change` reads them at once).
+local done_ev = {}
 local out = {}
 local i = 3
 for k = 1, njobs do
@@ -59,6 +62,11 @@ for k = 1, njobs do
     acc('ZADD', metrics, at, ARGV[i + 5] .. '|{"job_id":"' .. id .. '","task":' .. json(v[6])
       .. ',"queue":' .. json(v[5]) .. ',"attempt":' .. v[2] .. ',"success":true,"duration_ms":'
       .. ARGV[i + 4] .. ',"recorded_at":' .. at .. '}')
+    if ev_on() then
+      local a = tonumber(v[2])
+      done_ev.result_size = ARGV[i + 6] == '1' and #ARGV[i + 7] or 0
+      ev_change(id, v[5], v[6], ST.running, ST.completed, a, a, false, at, done_ev)
+    end
     out[k] = 1
   end
   i = i + 8

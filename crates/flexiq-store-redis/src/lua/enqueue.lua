@@ -17,6 +17,8 @@
 -- holder's id is returned, not created), maybe moving the record's expiry and giving the
 -- not-yet-started holder this job's payload, priority, run_at, retries, backoff, timeout and
 -- metadata (the last such job of the batch wins).
+-- Each new job writes its `enqueued` event; each job absorbed by an existing one (a dedup
+-- record or a unique key) writes `deduplicated` on the job kept, naming the key.
 -- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
@@ -124,7 +126,7 @@ for _, j in ipairs(jobs) do
       j.take = true
       if plan == 'b' then j.es[#j.es + 1] = { rec.jid, EDGE.ignore_dependency } end
     else
-      j.dup = rec.jid
+      j.dup, j.dupkey = rec.jid, j.dk
       if plan == 'e' or plan == 'x' then
         rec.exp = j.dexp
         rec_dirty(j.dk)
@@ -145,7 +147,7 @@ for _, j in ipairs(jobs) do
       end
     end
     if existing then
-      j.dup = existing
+      j.dup, j.dupkey = existing, j.u
     else
       uniq[j.u] = j.id
     end
@@ -228,6 +230,19 @@ for _, j in ipairs(jobs) do
   if j.dup then
     out[#out + 1] = j.dup
     out[#out + 1] = 0
+    if ev_on() then
+      -- The kept job: of this batch (new, attempt 0), live, or archived.
+      local held = batch[j.dup]
+      local f
+      if held then
+        f = { held.q, held.t, 0 }
+      else
+        f = redis.call('HMGET', B .. ':j:' .. j.dup, 'q', 't', 'a')
+        if not f[1] then f = redis.call('HMGET', B .. ':a:' .. j.dup, 'q', 't', 'a') end
+      end
+      ev_add('deduplicated', 'deduplicated', j.dup, f[1] or nil, f[2] or nil, f[3] or nil, at,
+        '{"key":' .. cjson.encode(j.dupkey) .. '}')
+    end
   else
     local key = B .. ':j:' .. j.id
     -- A later duplicate of the batch may have given it its payload and options.
@@ -287,12 +302,14 @@ for _, j in ipairs(jobs) do
         fresh_order[#fresh_order + 1] = j.q
       end
       fresh[j.q] = fresh[j.q] + 1
+      if ev_on() then ev_change(j.id, j.q, j.t, nil, ST.pending, 0, 0, false, at, { run_at = v.rs }) end
     else
       if not queues[j.q] then
         queues[j.q] = true
         acc('SADD', B .. ':queues', j.q)
       end
-      reindex(j.id, {}, { st = j.st, q = j.q, t = j.t, c = now, r = v.r, pr = v.pr, f = j.fail and now or nil }, now)
+      reindex(j.id, {}, { st = j.st, q = j.q, t = j.t, c = now, r = v.r, pr = v.pr, a = 0,
+        f = j.fail and now or nil }, now)
     end
     out[#out + 1] = j.id
     out[#out + 1] = 1

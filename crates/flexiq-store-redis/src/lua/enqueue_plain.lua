@@ -4,9 +4,11 @@
 -- batch before any write, with `FLEXIQ_REVOKED <task>` as `enqueue.lua`) and applies the writes: per job
 -- one `HSET` of its values under their field names, per index key one `ZADD` per chunk of
 -- members, per queue one pending-count increment (joining the queue set when the count rises
--- from zero, as `enqueue.lua` does), and the wake-up tokens.
--- It runs with the generated status header (`ST`) but without the prelude; every key is built
--- from KEYS[1], the namespace base, the one declared key, and so shares its Cluster slot.
+-- from zero, as `enqueue.lua` does), the wake-up tokens, and per job its `enqueued` event
+-- (`events.lua`'s `ev_change`, the data `enqueue.lua` writes).
+-- It runs with the generated status header (`ST`) and `events.lua` but without the prelude;
+-- every key is built from KEYS[1], the namespace base, the one declared key, and so shares its
+-- Cluster slot.
 -- ARGV: now, ntasks, task ..., njobs, per job (id, queue, task, payload,
 -- priority, max_retries, backoff_base, backoff_max, run_at, nextra, field, value ...),
 -- nindexes, per index (key suffix, scored ('0' / '1'), n, then n members, or n score-member
@@ -36,6 +38,9 @@ for _ = 1, njobs do
     f[24 + k] = ARGV[i + 9 + k]
   end
   redis.call('HSET', B .. ':j:' .. ARGV[i], unpack(f))
+  if ev_on() then
+    ev_change(ARGV[i], ARGV[i + 1], ARGV[i + 2], nil, ST.pending, 0, 0, false, at, { run_at = ARGV[i + 8] })
+  end
   i = i + 10 + 2 * nextra
 end
 local nindexes = tonumber(ARGV[i])

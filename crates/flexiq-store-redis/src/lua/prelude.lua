@@ -81,18 +81,46 @@ local function flush()
   DELTA, DELTA_ORDER = {}, {}
 end
 
--- The fields the indexes are derived from.
+-- The fields the indexes are derived from, and the attempt and stall count a status change's
+-- event is named by.
 local function load(id)
-  local v = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c', 'r', 'pr', 'hb', 'sa', 'f', 'u', 'v', 'a')
+  local v = redis.call('HMGET', B .. ':j:' .. id, 'st', 'q', 't', 'c', 'r', 'pr', 'hb', 'sa', 'f', 'u', 'v',
+    'a', 'sc')
   if not v[1] then return nil end
   return { st = tonumber(v[1]), q = v[2], t = v[3], c = tonumber(v[4]), r = tonumber(v[5]),
     pr = tonumber(v[6]), hb = tonumber(v[7]), sa = tonumber(v[8]), f = tonumber(v[9]), u = v[10],
-    v = v[11], a = tonumber(v[12]) }
+    v = v[11], a = tonumber(v[12]), sc = tonumber(v[13]) }
+end
+
+-- The event of job `id`'s status change from `o` to `n` (`reindex`'s rows), named by
+-- `ev_kind`. The data values a row does not hold are read from the job's hash as the script
+-- left it, and only those the kind carries: `n.w` (worker), `n.rsz` (result bytes) and `n.e`
+-- (last error) stand in for the hash when the caller knows them (false: none).
+local EV_HASH = { worker_id = 'w', error = 'e' }
+local function ev_status(id, o, n, now)
+  if not ev_on() then return end
+  local a0, a1 = o.a or 0, n.a or 0
+  local kind = ev_kind(o.st, n.st, a0, a1, (n.sc or 0) > (o.sc or 0))
+  if not kind then return end
+  local v = { status = ST_NAME[n.st], run_at = n.r, worker_id = n.w, result_size = n.rsz, error = n.e }
+  for _, k in ipairs(EV_FIELDS[kind] or {}) do
+    if v[k] == nil then
+      if k == 'result_size' then
+        v[k] = redis.call('HSTRLEN', B .. ':j:' .. id, 'res')
+      elseif EV_HASH[k] then
+        v[k] = redis.call('HGET', B .. ':j:' .. id, EV_HASH[k])
+      end
+    end
+  end
+  if v.worker_id == '' then v.worker_id = nil end
+  ev_add(kind, kind, id, n.q, n.t, a1, string.format('%d', now), ev_data(kind, v))
 end
 
 -- Moves a job between the derived structures after its fields changed from `o` to `n`
 -- (`o.st == nil` for a new job): ready / delayed sets, status index and the combined status +
--- queue and status + task indexes, counters, lease set, finished set and the unique-key map. Call `flush()` before the script returns.
+-- queue and status + task indexes, counters, lease set, finished set and the unique-key map,
+-- and writes the status change's event (`ev_status`; `n.a` is the attempt after, 0 for a new
+-- job). Call `flush()` before the script returns.
 local function reindex(id, o, n, now)
   local placed = o.st == n.st and o.r == n.r and o.pr == n.pr
   if not placed and o.st ~= nil and CLAIMABLE[o.st] then
@@ -129,6 +157,7 @@ local function reindex(id, o, n, now)
         redis.call('HDEL', B .. ':uniq', n.u)
       end
     end
+    ev_status(id, o, n, now)
   end
   if n.st == ST.running and (o.st ~= ST.running or o.hb ~= n.hb) then
     acc('ZADD', B .. ':hb', n.hb or n.sa, id)
@@ -170,10 +199,13 @@ local CLEARED = { 'sa', 'hb', 'f', 'w', 'res', 'e', 'pg', 'cr', 'sc' }
 -- fields to write and `del` the fields to remove, besides the claim sequence (kept: attempt 0
 -- would otherwise restart it) and the row version (moved, so a plan decided on the old row
 -- commits nothing and the old attempt's fence no longer matches). `n` is the new row as
--- `reindex` reads it, its queue and creation time taken from `o`. Used by the workflow upsert
--- and revival and by `admin.lua`'s retry.
+-- `reindex` reads it, its queue and creation time taken from `o` and its attempt from `set`.
+-- Used by the workflow upsert and revival and by `admin.lua`'s retry.
 local function replace(id, o, set, del, n, now)
   local key = B .. ':j:' .. id
+  for k = 1, #set, 2 do
+    if set[k] == 'a' then n.a = tonumber(set[k + 1]) end
+  end
   local seq = redis.call('HMGET', key, 'cs', 'a')
   set[#set + 1] = 'cs'
   set[#set + 1] = seq[1] or seq[2] or '0'

@@ -1,8 +1,31 @@
 -- Small single-step operations that must not race: leases, setting compare-and-set,
--- partial results, log lines, dead-letter removal, the combined-index backfill, and reading a
--- dedup record with its holder's status. ARGV[1] names the operation.
+-- partial results, log lines, dead-letter removal, the combined-index backfill, reading a
+-- dedup record with its holder's status, pausing and resuming a queue (with their events) and
+-- publishing a custom event. ARGV[1] names the operation.
 local op = ARGV[1]
-if op == 'lease_acquire' then
+if op == 'pause' then
+  -- ARGV: queue, now. A queue that was not paused writes a `paused` event. Returns 1 then,
+  -- else 0.
+  local q = ARGV[2]
+  redis.call('SADD', B .. ':queues', q)
+  local added = redis.call('SADD', B .. ':paused', q)
+  if added == 1 then ev_add('paused', 'paused', nil, q, nil, nil, ARGV[3], '{}') end
+  return added
+elseif op == 'resume' then
+  -- ARGV: queue, now. Leaves a wake-up token for the queue's blocked claimers; a queue that was
+  -- paused writes a `resumed` event. Returns 1 then, else 0.
+  local q = ARGV[2]
+  redis.call('SADD', B .. ':queues', q)
+  local removed = redis.call('SREM', B .. ':paused', q)
+  redis.call('ZADD', B .. ':wake', 0, 'resume:' .. q)
+  if removed == 1 then ev_add('resumed', 'resumed', nil, q, nil, nil, ARGV[3], '{}') end
+  return removed
+elseif op == 'publish' then
+  -- ARGV: name, job id ('' for none), queue ('' for none), data (JSON), now. Returns the
+  -- event's id, or 0 when the namespace has events switched off.
+  local id = ev_add('custom', ARGV[2], ARGV[3], ARGV[4], nil, nil, ARGV[6], ARGV[5])
+  return id or 0
+elseif op == 'lease_acquire' then
   -- ARGV: name, holder, ttl_ms, now
   local k = B .. ':lease:' .. ARGV[2]
   local cur = redis.call('HMGET', k, 'h', 'x')

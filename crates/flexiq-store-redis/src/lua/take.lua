@@ -3,7 +3,8 @@
 -- concurrency cap and token bucket honoured, and the status change of
 -- `flexiq_core::transition(Event::Claim)`: running, attempt + 1, claim sequence + 1 (a hash
 -- without `cs` counts from its attempt, as `codec::claim_seq` reads it), started_at and the
--- heartbeat now, the worker set, with every index, counter and the lease set moved.
+-- heartbeat now, the worker set, with every index, counter and the lease set moved, and the
+-- claim's event (`active`, named by `ev_change` from the fields already read).
 -- The running status code as stored (hash fields and index keys are strings).
 local RUNNING = tostring(ST.running)
 -- A claim reads every field of JOB_FIELDS and then the row version; `AT` names positions.
@@ -11,6 +12,8 @@ local CLAIM_READ = { unpack(JOB_FIELDS) }
 CLAIM_READ[#CLAIM_READ + 1] = 'v'
 local AT = {}
 for k, name in ipairs(CLAIM_READ) do AT[name] = k end
+-- A claim event's data values, refilled for each job (`ev_change` reads them at once).
+local TAKE_EV = {}
 
 -- Moves the due delayed jobs of queue `q` (at most 1,000 per call) into its ready set.
 local function promote(q, now)
@@ -82,6 +85,13 @@ local function take(id, q, m, worker, at, buckets)
   delta(cnt, st, -1)
   delta(cnt, RUNNING, 1)
   if buckets[q] then buckets[q].used = buckets[q].used + 1 end
+  if ev_on() then
+    local res, v = f[AT.res], TAKE_EV
+    v.run_at, v.error = f[AT.r], f[AT.e]
+    v.worker_id = worker ~= '' and worker or nil
+    v.result_size = res and #res or 0
+    ev_change(id, jq, jt, tonumber(st), ST.running, tonumber(f[AT.a]) or 0, tonumber(a), false, at, v)
+  end
   f[AT.st], f[AT.a], f[AT.sa], f[AT.hb], f[AT.w], f[AT.cs], f[AT.v] = RUNNING, a, at, at, worker, cs, nil
   return f
 end

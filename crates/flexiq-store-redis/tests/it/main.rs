@@ -8,6 +8,7 @@ mod harness;
 mod admin;
 mod combined;
 mod entry;
+mod events;
 mod flows;
 mod legacy;
 mod plain;

@@ -1,7 +1,7 @@
 //! The plain enqueue path (`enqueue_plain.lua`, writes laid out by the client) and the general
 //! one (`enqueue.lua`) must leave identical keys: the same batch (LIFO jobs among them, whose
 //! ready-set members each path encodes on its own) goes through each into its own namespace,
-//! and every key of the two namespaces is compared.
+//! and every key of the two namespaces is compared, the events each wrote among them.
 
 use std::collections::BTreeMap;
 
@@ -69,6 +69,13 @@ pub(crate) async fn dump(c: &Client, prefix: &str, ns: &str) -> BTreeMap<String,
                     m.sort();
                     m
                 }
+                // The events stream: each entry's fields in order, without its id (the clock's).
+                "stream" => call(c, "XRANGE", vec![k.clone(), "-".into(), "+".into()])
+                    .await
+                    .into_array()
+                    .into_iter()
+                    .map(|e| texts(e.into_array().into_iter().nth(1).unwrap_or(Value::Null)).join(" "))
+                    .collect(),
                 other => vec![format!("unexpected type {other}")],
             };
             body.insert(0, kind);
