@@ -8,7 +8,13 @@
 //! waiting rows by queue and creation), the claim index (pending and suspended rows of a
 //! queue), the running index, or the listing index by creation for the pending and suspended
 //! rows `clean` ages by `created_at`. Orphans are swept in `orphans.rs`.
+//!
+//! The removals an operator asks for write `removed` per job, before its row goes (so the
+//! event carries its queue, task and attempt): `clean`, `drain` and `remove_job` (each child
+//! too). `obliterate` writes one `removed` event on the queue with the count instead, as it
+//! takes a queue apart rather than picking jobs. The orphan sweep removes no job.
 
+use flexiq_core::events::EventKind;
 use flexiq_core::store::{
     Admin, CleanRequest, DrainRequest, ObliterateRequest, RateLimitTtlRequest, RemoveJobRequest, Removed,
     RetryJobsRequest,
@@ -19,6 +25,7 @@ use rusqlite::{Connection, Row};
 use crate::claim::queue_row;
 use crate::enqueue::live_unique;
 use crate::error::SqlResultExt;
+use crate::events_write;
 use crate::removal::{delete_dead_letter, dependents_of, remove_archived, remove_jobs};
 use crate::row::{deps_of, job_exists, load_state, loaded_from_row, Loaded, STATE_COLS};
 use crate::wait::wall_clock_ms;
@@ -107,6 +114,7 @@ fn clean(ctx: &mut WriteCtx<'_>, ns: &str, req: &CleanRequest) -> Result<Vec<Job
     };
     let params = (ns, &req.queue, req.status.code(), cutoff, req.limit);
     let gone = states(ctx.conn, &sql, params)?;
+    events_write::removed(ctx.conn, ns, &gone, req.now)?;
     remove_jobs(ctx, ns, &gone, req.now)?;
     Ok(gone.into_iter().map(|g| JobId::from_trusted(g.id)).collect())
 }
@@ -114,6 +122,7 @@ fn clean(ctx: &mut WriteCtx<'_>, ns: &str, req: &CleanRequest) -> Result<Vec<Job
 fn drain(ctx: &mut WriteCtx<'_>, ns: &str, req: &DrainRequest) -> Result<u64> {
     let due = if req.include_delayed { i64::MAX } else { req.now };
     let gone = states(ctx.conn, &drain_sql(), (ns, &req.queue, due))?;
+    events_write::removed(ctx.conn, ns, &gone, req.now)?;
     remove_jobs(ctx, ns, &gone, req.now)?;
     Ok(gone.len() as u64)
 }
@@ -136,13 +145,19 @@ fn obliterate(ctx: &mut WriteCtx<'_>, ns: &str, req: &ObliterateRequest) -> Resu
         )));
     }
     let mut budget = req.count;
+    let mut removed = 0;
     for (_, sql) in obliterate_sqls() {
         if budget == 0 {
             break;
         }
         let gone = states(ctx.conn, &sql, (ns, q, budget))?;
         remove_jobs(ctx, ns, &gone, req.now)?;
+        removed += gone.len();
         budget = budget.saturating_sub(u32::try_from(gone.len()).unwrap_or(u32::MAX));
+    }
+    if removed > 0 {
+        let data = serde_json::json!({ "count": removed });
+        events_write::queue_event(ctx.conn, ns, EventKind::Removed, q, &data, req.now)?;
     }
     let left = live_jobs(ctx, ns, q)?;
     if left == 0 {
@@ -222,6 +237,7 @@ fn remove_job(ctx: &mut WriteCtx<'_>, ns: &str, req: &RemoveJobRequest) -> Resul
     let Some(root) = load_state(ctx.conn, ns, id)? else {
         if job_exists(ctx.conn, ns, id)? {
             // Only its archived copy is left: that goes, with its history.
+            events_write::removed_archived(ctx.conn, ns, id, req.now)?;
             remove_archived(ctx, ns, &[id.to_string()], req.now)?;
             return Ok(Removed { jobs: vec![req.job_id.clone()] });
         }
@@ -235,6 +251,7 @@ fn remove_job(ctx: &mut WriteCtx<'_>, ns: &str, req: &RemoveJobRequest) -> Resul
             running.id
         )));
     }
+    events_write::removed(ctx.conn, ns, &set, req.now)?;
     remove_jobs(ctx, ns, &set, req.now)?;
     Ok(Removed { jobs: set.into_iter().map(|s| JobId::from_trusted(s.id)).collect() })
 }

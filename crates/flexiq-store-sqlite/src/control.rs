@@ -1,8 +1,11 @@
 //! [`QueueControl`]: pause, rate limits, concurrency caps, stall budgets, purges and
 //! revocation, persisted in `queue_state` and `revoked_tasks` so every process sharing the file
 //! sees them. A revoked task refuses new enqueues (`TaskRevoked`, checked in `enqueue`); claims
-//! do not look at it. The stall budget is read by `release_stale`, per job's queue.
+//! do not look at it. The stall budget is read by `release_stale`, per job's queue. Pausing and
+//! resuming write `paused` and `resumed`, and `purge_completed` writes `removed` per job, in
+//! the same write; `purge_queue` cancels, which the status triggers report.
 
+use flexiq_core::events::EventKind;
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
     PurgeCompletedRequest, PurgeQueueRequest, QueueConfig, QueueControl, SetConcurrencyRequest,
@@ -15,13 +18,16 @@ use crate::apply::{fire, Extras};
 use crate::claim::queue_row;
 use crate::dedup;
 use crate::error::SqlResultExt;
-use crate::row::load_state;
+use crate::events_write;
+use crate::row::{load_state, loaded_from_row, Loaded, STATE_COLS};
+use crate::wait::wall_clock_ms;
 use crate::writer::WriteCtx;
 use crate::SqliteStore;
 
 /// Completed jobs finished before a cutoff.
-pub(crate) const PURGE_COMPLETED: &str = "SELECT id, queue FROM jobs
-    WHERE ns = ?1 AND finished_at IS NOT NULL AND finished_at < ?2 AND status = 2";
+pub(crate) fn purge_completed_sql() -> String {
+    format!("SELECT {STATE_COLS} FROM jobs WHERE ns = ?1 AND finished_at IS NOT NULL AND finished_at < ?2 AND status = 2")
+}
 
 fn ensure_queue(ctx: &WriteCtx<'_>, ns: &str, queue: &str) -> Result<()> {
     ctx.conn
@@ -48,18 +54,37 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Pauses or resumes a (validated) queue and writes `paused` or `resumed` beside it, on
+    /// every call: each is an operator's act, whatever state the queue was in.
+    async fn set_paused(&self, q: String, paused: bool) -> Result<()> {
+        let ns = self.ns();
+        self.write(false, move |ctx| {
+            ensure_queue(ctx, &ns, &q)?;
+            ctx.conn
+                .prepare_cached("UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2")
+                .db()?
+                .execute((&*ns, &q, paused))
+                .db()?;
+            let kind = if paused { EventKind::Paused } else { EventKind::Resumed };
+            events_write::queue_event(ctx.conn, &ns, kind, &q, &serde_json::json!({}), wall_clock_ms())?;
+            ctx.wake_work();
+            Ok(())
+        })
+        .await
+    }
+}
+
 #[async_trait::async_trait]
 impl QueueControl for SqliteStore {
     async fn pause(&self, queue: &str) -> Result<()> {
         validate_name("queue name", queue)?;
-        let sql = "UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2";
-        self.update_queue(queue.to_string(), sql, 1.into()).await
+        self.set_paused(queue.to_string(), true).await
     }
 
     async fn resume(&self, queue: &str) -> Result<()> {
         validate_name("queue name", queue)?;
-        let sql = "UPDATE queue_state SET paused = ?3 WHERE ns = ?1 AND queue = ?2";
-        self.update_queue(queue.to_string(), sql, 0.into()).await
+        self.set_paused(queue.to_string(), false).await
     }
 
     async fn paused_queues(&self) -> Result<Vec<String>> {
@@ -182,13 +207,14 @@ impl QueueControl for SqliteStore {
     async fn purge_completed(&self, req: PurgeCompletedRequest) -> Result<u64> {
         let (ns, PurgeCompletedRequest { cutoff_ms: cutoff }) = (self.ns(), req);
         self.write(false, move |ctx| {
-            let rows: Vec<(String, String)> = {
-                let mut stmt = ctx.conn.prepare_cached(PURGE_COMPLETED).db()?;
-                let rows = stmt.query_map((&*ns, cutoff), |r| Ok((r.get(0)?, r.get(1)?))).db()?;
+            let rows: Vec<Loaded> = {
+                let mut stmt = ctx.conn.prepare_cached(&purge_completed_sql()).db()?;
+                let rows = stmt.query_map((&*ns, cutoff), loaded_from_row).db()?;
                 rows.collect::<rusqlite::Result<_>>().db()?
             };
-            for (id, queue) in &rows {
-                delete_job(ctx, &ns, id, queue, JobStatus::Completed)?;
+            events_write::removed(ctx.conn, &ns, &rows, wall_clock_ms())?;
+            for st in &rows {
+                delete_job(ctx, &ns, &st.id, &st.queue, JobStatus::Completed)?;
             }
             Ok(rows.len() as u64)
         })

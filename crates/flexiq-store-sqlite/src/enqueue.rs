@@ -8,6 +8,8 @@
 //! transition path as every other status change. A job with a dedup key does what
 //! [`flexiq_core::dedup::plan_dedup`] says over the key's record (see `dedup.rs`), jobs taken
 //! in batch order, so a later job of the batch sees an earlier one's record.
+//! An enqueue absorbed by an existing job (a live unique key, or a dedup key whose plan keeps
+//! the holder) writes `deduplicated` on the job that absorbed it.
 //! A workflow stage holds at most one live row: a job naming a (run, stage) pair that already
 //! has one is `Conflict`, checked before the insert in the same transaction. A LIFO job (a
 //! negative `run_at`) is stamped with the enqueue's own time, so the latest enqueued is
@@ -24,6 +26,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::apply::{fire, Extras};
 use crate::dedup;
 use crate::error::{is_unique_violation, map, SqlResultExt};
+use crate::events_write;
 use crate::flows::{self, Edge, Standing};
 use crate::row::load_state;
 use crate::writer::WriteCtx;
@@ -253,6 +256,7 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
     for j in &req.jobs {
         if let Some(key) = &j.unique_key {
             if let Some(id) = live_unique(conn, ns, key)? {
+                events_write::deduplicated(conn, ns, &id, key, req.now)?;
                 out.push(Enqueued { id: JobId::from_trusted(id), created: false });
                 continue;
             }
@@ -272,6 +276,7 @@ pub(crate) fn enqueue(ctx: &mut WriteCtx<'_>, ns: &str, req: &EnqueueRequest) ->
                 DedupPlan::Insert { expires_at } => taken = Some(expires_at),
                 DedupPlan::Ignore { holder, extend_to, replace } => {
                     dedup::keep(ctx, ns, j, &holder, extend_to, replace, req.now)?;
+                    events_write::deduplicated(conn, ns, holder.as_str(), &d.id, req.now)?;
                     out.push(Enqueued { id: holder, created: false });
                     continue;
                 }

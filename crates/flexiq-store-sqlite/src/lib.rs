@@ -20,8 +20,11 @@
 //! history in `removal.rs` and the orphan sweep in `orphans.rs`), `reschedule.rs` (new delays,
 //! promotion, new priorities, LIFO), `flows.rs` (dependency listings, cutting a child loose, and
 //! the per-edge failure policies every status change hands its dependents to), `dedup.rs`
-//! (the dedup records enqueue decides against) and `schedulers.rs` (job schedulers, each
-//! round's slots enqueued and recorded in one write). Each method checks its request with the
+//! (the dedup records enqueue decides against), `schedulers.rs` (job schedulers, each
+//! round's slots enqueued and recorded in one write) and `events.rs` (the events stream: its
+//! table and the triggers on `jobs` that write every status change's event in the change's own
+//! statement are in `events_schema.rs`, the events an operation writes itself in
+//! `events_write.rs`). Each method checks its request with the
 //! request's own `validate()` from core before touching the file.
 //!
 //! [`JobStore`]: flexiq_core::store::JobStore
@@ -41,6 +44,9 @@ mod dead;
 mod dedup;
 mod enqueue;
 mod error;
+mod events;
+mod events_schema;
+mod events_write;
 mod flows;
 mod group_commit;
 mod history;

@@ -31,8 +31,9 @@ pub fn orphan_sweeps() -> Vec<PlannedQuery> {
 /// Every keyset listing (first and later pages, with and without filters), the claim query,
 /// the ack lookup, the sweeps, the counters, the wake generation, the workflow lookups and
 /// fair claim steps, the row selections of the admin operations and removals, the delayed
-/// rows `promote_jobs` reads, the edge reads of flows, the dedup record lookups and the job
-/// scheduler reads (one by id, a keyset page, the count, a round's due scan).
+/// rows `promote_jobs` reads, the edge reads of flows, the dedup record lookups, the job
+/// scheduler reads (one by id, a keyset page, the count, a round's due scan) and the events
+/// stream's reads, trims and switch.
 pub fn planned_queries() -> Vec<PlannedQuery> {
     let cursor = Cursor { listing: "jobs".into(), filter_fp: 0, sort_key: 0, id: String::new() };
     let mut out = vec![
@@ -45,7 +46,7 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("release stale sweep", crate::jobs::sweep_sql("heartbeat_at")),
         q("expire runaway sweep", crate::jobs::sweep_sql("started_at")),
         q("archive sweep", crate::maintenance::ARCHIVE_SWEEP),
-        q("purge completed", crate::control::PURGE_COMPLETED),
+        q("purge completed", crate::control::purge_completed_sql()),
         q("next priority", crate::wait::NEXT_PRIORITY),
         q("next run_at", crate::wait::NEXT_RUN_AT),
         q("count pending", "SELECT n FROM queue_counts WHERE ns = ?1 AND queue = ?2 AND status = 0"),
@@ -88,6 +89,12 @@ pub fn planned_queries() -> Vec<PlannedQuery> {
         q("job schedulers keyset page", crate::schedulers::page_sql()),
         q("job scheduler count", crate::schedulers::COUNT),
         q("job schedulers due scan", crate::schedulers::due_sql()),
+        q("events page", crate::events::READ_PAGE),
+        q("newest event id", crate::events::LAST_ID),
+        q("events trim to a length", crate::events::TRIM_TO_LEN),
+        q("events trim by age", crate::events::TRIM_BEFORE),
+        q("events switch", crate::events::EVENTS_ON),
+        q("event's job lookup", crate::events_write::JOB_REF),
     ];
     for (what, sql) in crate::admin::obliterate_sqls() {
         out.push(q(&format!("admin obliterate of {what} jobs"), sql));

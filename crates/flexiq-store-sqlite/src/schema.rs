@@ -21,6 +21,7 @@ use flexiq_core::{check_floor, validate_new_floor, Error, MigrationSummary, Resu
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::SqlResultExt;
+use crate::events_schema;
 use crate::SqliteStore;
 
 /// One migration: a script, or code for a step that must look at the file first.
@@ -39,10 +40,11 @@ const MIGRATIONS: &[(u32, Step)] = &[
     (6, Step::Code(v6_stalls)),
     (7, Step::Code(v7_flows_and_dedup)),
     (8, Step::Sql(V8)),
+    (9, Step::Code(events_schema::v9_events)),
 ];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 8;
+pub(crate) const LATEST: u32 = 9;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -593,7 +595,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -613,7 +615,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -661,7 +663,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -679,7 +681,7 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();
@@ -696,7 +698,7 @@ mod tests {
              INSERT INTO queue_state (ns, queue, concurrency, max_stalled_count) VALUES ('default', 'q', 2, 3);",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9]);
         let stalls = |table: &str, id: &str| -> u32 {
             conn.query_row(&format!("SELECT stall_count FROM {table} WHERE id = ?1"), [id], |r| r.get(0))
                 .unwrap()

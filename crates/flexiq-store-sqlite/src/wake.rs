@@ -8,6 +8,12 @@
 //! bump shares the page the commit's counter changes already write), and bumps the generation
 //! if the change was not this process's own. Job watchers are woken on any foreign commit
 //! (they re-check).
+//!
+//! Readers blocked on the events stream wait for the newest event id the file has handed out
+//! (`sqlite_sequence`, which only grows) to pass the one they last saw. Both sides look only
+//! while someone waits: the writer reads it inside each transaction it commits, and the
+//! watcher after each commit of another connection, so an event from this process wakes its
+//! readers as the commit returns and one from another process within a poll interval.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -44,13 +50,38 @@ pub(crate) fn bump_gen(conn: &Connection) -> Result<i64> {
     })
 }
 
+/// The newest event id the file has handed out (0 before the first), from the sequence that
+/// `AUTOINCREMENT` keeps: one row, never lowered by trimming.
+pub(crate) const READ_EVENTS_SEQ: &str =
+    "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)";
+
+/// Reads [`READ_EVENTS_SEQ`]; `None` on a file without the events stream yet.
+pub(crate) fn events_seq(conn: &Connection) -> Option<i64> {
+    conn.prepare_cached(READ_EVENTS_SEQ).ok()?.query_row([], |r| r.get(0)).ok()
+}
+
 /// Shared wake-up state of one open file.
 pub(crate) struct Hub {
     work: watch::Sender<u64>,
     own_gen: std::sync::atomic::AtomicI64,
     jobs: Mutex<HashMap<String, (usize, Arc<Notify>)>>,
     job_waiters: AtomicUsize,
+    events: watch::Sender<i64>,
+    event_waiters: AtomicUsize,
     stop: AtomicBool,
+}
+
+/// One reader's interest in new events, held while it may block; see [`Hub::watch_events`].
+pub(crate) struct EventWatch<'a> {
+    hub: &'a Hub,
+    /// Changes when a newer event id was seen (or the file is closing).
+    pub(crate) rx: watch::Receiver<i64>,
+}
+
+impl Drop for EventWatch<'_> {
+    fn drop(&mut self) {
+        self.hub.event_waiters.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Hub {
@@ -61,6 +92,8 @@ impl Hub {
             own_gen: std::sync::atomic::AtomicI64::new(-1),
             jobs: Mutex::new(HashMap::new()),
             job_waiters: AtomicUsize::new(0),
+            events: watch::Sender::new(0),
+            event_waiters: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
         }
     }
@@ -128,9 +161,34 @@ impl Hub {
         }
     }
 
-    /// Asks the watcher thread to exit.
+    /// Whether a reader may be blocked on the events stream (only then are event ids tracked).
+    pub(crate) fn has_event_waiters(&self) -> bool {
+        self.event_waiters.load(Ordering::SeqCst) > 0
+    }
+
+    /// Registers a reader that may block on the events stream. Register before reading, so an
+    /// event committed between the read and the wait still wakes it.
+    pub(crate) fn watch_events(&self) -> EventWatch<'_> {
+        self.event_waiters.fetch_add(1, Ordering::SeqCst);
+        EventWatch { hub: self, rx: self.events.subscribe() }
+    }
+
+    /// Records the newest event id of the file; wakes blocked readers when it moved on.
+    pub(crate) fn saw_events(&self, seq: i64) {
+        self.events.send_if_modified(|newest| {
+            let newer = seq > *newest;
+            if newer {
+                *newest = seq;
+            }
+            newer
+        });
+    }
+
+    /// Asks the watcher thread to exit, and wakes blocked event readers so they find the file
+    /// closed instead of waiting out their time.
     pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::Release);
+        self.events.send_modify(|_| {});
     }
 }
 
@@ -158,6 +216,11 @@ pub(crate) fn spawn_watcher(conn: Connection, hub: Arc<Hub>) -> std::io::Result<
             }
             if hub.has_job_waiters() {
                 hub.notify_all_jobs();
+            }
+            if hub.has_event_waiters() {
+                if let Some(seq) = events_seq(&conn) {
+                    hub.saw_events(seq);
+                }
             }
         }
     })

@@ -293,14 +293,26 @@ where
     }
 }
 
+/// What a committed batch tells the waiters.
+#[derive(Default)]
+struct Committed {
+    /// The wake generation it bumped, when it made work claimable.
+    gen: Option<i64>,
+    /// The newest event id of the file, when a reader was blocked on the events stream.
+    events_seq: Option<i64>,
+}
+
 /// Commits `batch` as one transaction, then wakes waiters and replies to every operation.
 pub(crate) fn commit_batch(conn: &Connection, batch: &mut Vec<Box<dyn WriteOp>>, hub: &Hub) {
     let track_jobs = hub.has_job_waiters();
     let mut ctx = WriteCtx { conn, op: Effects::default(), batch: Effects::default(), track_jobs };
-    let outcome = run_batch(&mut ctx, batch);
+    let outcome = run_batch(&mut ctx, batch, hub);
     let effects = std::mem::take(&mut ctx.batch);
-    if let Ok(Some(gen)) = outcome {
+    if let Ok(Some(Committed { gen: Some(gen), .. })) = outcome {
         hub.set_own_gen(gen);
+    }
+    if let Ok(Some(Committed { events_seq: Some(seq), .. })) = outcome {
+        hub.saw_events(seq);
     }
     let commit = outcome.map(|_| ());
     if commit.is_ok() {
@@ -321,7 +333,9 @@ fn exec(conn: &Connection, sql: &str) -> Result<()> {
     Ok(())
 }
 
-fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<Option<i64>> {
+/// Runs the batch in one transaction; `Ok(None)` when its single operation failed and was
+/// rolled back.
+fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>], hub: &Hub) -> Result<Option<Committed>> {
     let conn = ctx.conn;
     exec(conn, "BEGIN IMMEDIATE")?;
     let single = batch.len() == 1;
@@ -350,15 +364,20 @@ fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>]) -> Result<O
             }
         }
         ctx.flush()?;
-        let mut gen = None;
+        let mut done = Committed::default();
         if ctx.batch.wake {
-            gen = Some(crate::wake::bump_gen(conn)?);
+            done.gen = Some(crate::wake::bump_gen(conn)?);
+        }
+        // Read inside the transaction, where it costs no lock of its own; a reader that
+        // registers after this look is woken by the watcher instead.
+        if hub.has_event_waiters() {
+            done.events_seq = crate::wake::events_seq(conn);
         }
         exec(conn, "COMMIT")?;
-        Ok(gen)
+        Ok(Some(done))
     })();
     match body {
-        Ok(gen) => Ok(gen),
+        Ok(done) => Ok(done),
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             ctx.batch.clear();

@@ -6,10 +6,12 @@
 //! and budgets), the stall count cleared wherever a row starts over in place, and the schema
 //! version 7 upgrade (edge policies and dedup records) with the removals that drop a dedup
 //! record beside its holder, and job schedulers (the schema version 8 upgrade, refused slots,
-//! rows this build cannot read).
+//! rows this build cannot read), and the events stream (the triggers under the batched writes,
+//! a reader woken by another process, the schema version 9 upgrade, the per-namespace switch).
 
 mod admin;
 mod close;
+mod events;
 mod fair_batch;
 mod fences;
 mod migrate;
@@ -24,6 +26,17 @@ mod stalls;
 mod two_process;
 
 use flexiq_core::{EnqueueOptions, NewJob};
+
+/// Drops the events stream of schema version 9 (tables and triggers) from a current file, the
+/// first step of turning it back into an older version: a file of that version has neither,
+/// and the triggers name columns the older versions lack.
+pub fn drop_events_schema(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP TRIGGER events_job_insert; DROP TRIGGER events_job_status; DROP TRIGGER events_job_progress;
+         DROP TABLE events; DROP TABLE events_off; DELETE FROM sqlite_sequence WHERE name = 'events';",
+    )
+    .unwrap();
+}
 
 /// A fixed base clock (Unix ms).
 pub const T0: i64 = 1_700_000_000_000;

@@ -14,11 +14,12 @@ use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
 
 use crate::{job_on, T0};
 
-/// Turns a current file back into a version 5 one: the stall count dropped from every table
-/// that keeps job rows, the stall budget from the queue controls, and the version row set
-/// back to 5.
+/// Turns a current file back into a version 5 one: the events stream dropped, the stall count
+/// dropped from every table that keeps job rows, the stall budget from the queue controls, and
+/// the version row set back to 5.
 fn downgrade_to_version_5(path: &Path) {
     let conn = rusqlite::Connection::open(path).unwrap();
+    crate::drop_events_schema(&conn);
     conn.execute_batch(
         "ALTER TABLE jobs DROP COLUMN stall_count;
          ALTER TABLE archived_jobs DROP COLUMN stall_count;
@@ -83,7 +84,7 @@ async fn a_version_5_file_reads_no_stalls_and_recovers_its_running_job_under_the
     assert_eq!(err.code(), "CONFLICT", "{err}");
     assert_eq!(
         no_ddl.migrate().await.unwrap().applied,
-        vec![6, 7, 8],
+        vec![6, 7, 8, 9],
         "the stall step runs, then the flow and scheduler steps (which find their work done)"
     );
     no_ddl.close().await.unwrap();

@@ -15,7 +15,7 @@ const ROLE: &str = "FLEXIQ_IT_CHILD_ROLE";
 const DB: &str = "FLEXIQ_IT_CHILD_DB";
 const OUT: &str = "FLEXIQ_IT_CHILD_OUT";
 
-fn spawn_child(test: &str, role: &str, db: &Path, out: &Path) -> Child {
+pub(crate) fn spawn_child(test: &str, role: &str, db: &Path, out: &Path) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--test-threads", "1", "--nocapture"])
         .env(ROLE, role)
@@ -25,7 +25,7 @@ fn spawn_child(test: &str, role: &str, db: &Path, out: &Path) -> Child {
         .unwrap()
 }
 
-fn child_role() -> Option<(String, SqliteStore, std::path::PathBuf)> {
+pub(crate) fn child_role() -> Option<(String, SqliteStore, std::path::PathBuf)> {
     let role = std::env::var(ROLE).ok()?;
     let db = std::env::var(DB).unwrap();
     let out = std::env::var(OUT).unwrap();
