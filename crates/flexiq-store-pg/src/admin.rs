@@ -10,12 +10,13 @@
 //! running ones through the claim and running indexes; statuses are SQL literals so the
 //! planner can match those partial indexes.
 //!
-//! `obliterate` locks the queue's state row as limited claims do. The call that leaves the
-//! queue without jobs also removes its archived copies, dead letters, metric rows, counter
-//! rows and its `queues` row (pause, limits, token bucket, cap and registry). An enqueue whose
-//! registration ran just before that and commits just after would leave a job in an
-//! unregistered queue, which claims do not see; so after committing, a queue found with jobs
-//! again is registered again.
+//! `obliterate` locks the queue's state row as limited claims do, and reports what a call
+//! removed as one queue-level `removed` event carrying the count; the other removals write one
+//! `removed` event per job (`remove.rs`). The call that leaves the queue without jobs also
+//! removes its archived copies, dead letters, metric rows, counter rows and its `queues` row
+//! (pause, limits, token bucket, cap and registry). An enqueue whose registration ran just
+//! before that and commits just after would leave a job in an unregistered queue, which claims
+//! do not see; so after committing, a queue found with jobs again is registered again.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -29,7 +30,8 @@ use uuid::Uuid;
 use crate::apply::Effects;
 use crate::claim::rate_of;
 use crate::db::{i64_of, jid};
-use crate::remove::Rows;
+use crate::event_writes::queue_event_sql;
+use crate::remove::{Report, Rows};
 use crate::row::code;
 use crate::store::PgStore;
 
@@ -157,8 +159,11 @@ impl PgStore {
                     .collect();
                 aged.sort();
                 let ids: Vec<Uuid> = aged.iter().map(|a| a.1).collect();
-                let removed: HashSet<Uuid> =
-                    self.remove_locked(&c, Rows::Live, &ids, now, &mut fx).await?.into_iter().collect();
+                let removed: HashSet<Uuid> = self
+                    .remove_locked(&c, (Rows::Live, Report::EachJob), &ids, now, &mut fx)
+                    .await?
+                    .into_iter()
+                    .collect();
                 Ok(ids.into_iter().filter(|id| removed.contains(id)).map(jid).collect())
             })
             .await?;
@@ -181,7 +186,8 @@ impl PgStore {
                     .iter()
                     .map(|r| r.get(0))
                     .collect();
-                Ok(self.remove_locked(&c, Rows::Live, &ids, req.now, &mut fx).await?.len() as u64)
+                Ok(self.remove_locked(&c, (Rows::Live, Report::EachJob), &ids, req.now, &mut fx).await?.len()
+                    as u64)
             })
             .await?;
         self.announce(&fx);
@@ -198,6 +204,14 @@ impl PgStore {
             self.sql("SELECT count(*) FROM {S}.jobs WHERE namespace = $1 AND queue = $2 AND status = 1");
         let page = self.sql(&obliterate_sql(req.force));
         let left_sql = self.sql(JOBS_LEFT);
+        // One queue-level event for the jobs this call removed.
+        let report = self.sql(&queue_event_sql(
+            "removed",
+            "$1",
+            "(SELECT $2::text AS queue) AS q",
+            "$3::int8",
+            "jsonb_build_object('count', $4::int8)",
+        ));
         let c = self.conn().await?;
         let mut fx = Effects::default();
         let (left, unregistered) = c
@@ -213,7 +227,12 @@ impl PgStore {
                 }
                 let ids: Vec<Uuid> =
                     c.rows(what, &page, &[&ns, queue, &count]).await?.iter().map(|r| r.get(0)).collect();
-                self.remove_locked(&c, Rows::Live, &ids, now, &mut fx).await?;
+                let removed =
+                    self.remove_locked(&c, (Rows::Live, Report::Silent), &ids, now, &mut fx).await?;
+                if !removed.is_empty() {
+                    let n = removed.len() as i64;
+                    c.exec(what, &report, &[&ns, queue, &now, &n]).await?;
+                }
                 let left: i64 = c.rows(what, &left_sql, &[&ns, queue]).await?[0].get(0);
                 if left > 0 {
                     return Ok((left, false));
@@ -256,7 +275,7 @@ impl PgStore {
         );
         let ids: Vec<Uuid> =
             c.rows(what, &archived, &[&ns, &queue]).await?.iter().map(|r| r.get(0)).collect();
-        self.remove_locked(c, Rows::Archived, &ids, now, fx).await?;
+        self.remove_locked(c, (Rows::Archived, Report::Silent), &ids, now, fx).await?;
         for table in ["dead_letters", "task_metrics"] {
             let sql = self.sql(&format!("DELETE FROM {{S}}.{table} WHERE namespace = $1 AND queue = $2"));
             c.exec(what, &sql, &[&ns, &queue]).await?;

@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use crate::apply::Effects;
 use crate::db::{jid, Conn};
-use crate::remove::Rows;
+use crate::remove::{Report, Rows};
 use crate::row::status;
 use crate::store::PgStore;
 use crate::wait::wall_ms;
@@ -142,7 +142,7 @@ impl PgStore {
                         req.job_id
                     )));
                 }
-                self.remove_locked(&c, Rows::Live, &set, now, &mut fx).await?;
+                self.remove_locked(&c, (Rows::Live, Report::EachJob), &set, now, &mut fx).await?;
                 Ok(set)
             })
             .await?;

@@ -13,6 +13,7 @@ use flexiq_core::transition::{transition, Event};
 use flexiq_core::{Error, RateLimit, Result};
 
 use crate::apply::{Change, Effects};
+use crate::event_writes::{queue_event_sql, removed_sql, CLOCK_MS};
 use crate::row::{loaded, state_cols};
 use crate::store::PgStore;
 
@@ -40,18 +41,41 @@ impl PgStore {
         self.announce(&Effects { work: true, jobs: vec![] });
         Ok(())
     }
+
+    /// Pauses or resumes a queue (registering it if new); a change writes its `paused` or
+    /// `resumed` event in the same statement, and setting what is already set writes none.
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<()> {
+        let ns: &str = &self.ns;
+        let register =
+            self.sql("INSERT INTO {S}.queues (namespace, queue) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+        let kind = if paused { "paused" } else { "resumed" };
+        let update = self.sql(&format!(
+            "WITH u AS (UPDATE {{S}}.queues SET paused = $3 WHERE namespace = $1 AND queue = $2 AND paused <> $3 \
+             RETURNING queue) {}",
+            queue_event_sql(kind, "$1", "u", CLOCK_MS, "'{}'::jsonb")
+        ));
+        let c = self.conn().await?;
+        c.tx(async {
+            c.exec("queue control", &register, &[&ns, &queue]).await?;
+            c.exec("queue control", &update, &[&ns, &queue, &paused]).await?;
+            Ok(())
+        })
+        .await?;
+        self.announce(&Effects { work: true, jobs: vec![] });
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]
 impl QueueControl for PgStore {
     async fn pause(&self, queue: &str) -> Result<()> {
         validate_name("queue name", queue)?;
-        self.set_queue(queue, "paused = $3", &true).await
+        self.set_paused(queue, true).await
     }
 
     async fn resume(&self, queue: &str) -> Result<()> {
         validate_name("queue name", queue)?;
-        self.set_queue(queue, "paused = $3", &false).await
+        self.set_paused(queue, false).await
     }
 
     async fn paused_queues(&self) -> Result<Vec<String>> {
@@ -188,14 +212,23 @@ impl QueueControl for PgStore {
 
     async fn purge_completed(&self, req: PurgeCompletedRequest) -> Result<u64> {
         let ns: &str = &self.ns;
-        // A purged job's dedup keys go with it.
-        let sql = self.sql(
-            "WITH gone AS (DELETE FROM {S}.jobs WHERE namespace = $1 AND status = 2 AND finished_at < $2 RETURNING id), \
-             k AS (DELETE FROM {S}.dedup_keys d USING gone WHERE d.namespace = $1 AND d.job_id = gone.id) \
+        // A purged job's dedup keys go with it, and its `removed` event is written.
+        let sql = self.sql(&format!(
+            "WITH gone AS (DELETE FROM {{S}}.jobs WHERE namespace = $1 AND status = 2 AND finished_at < $2 \
+               RETURNING id, queue, task, attempt), \
+             k AS (DELETE FROM {{S}}.dedup_keys d USING gone WHERE d.namespace = $1 AND d.job_id = gone.id), \
+             ev AS ({}) \
              SELECT count(*) FROM gone",
-        );
-        let c = self.conn().await?;
-        Ok(c.rows("purge completed jobs", &sql, &[&ns, &req.cutoff_ms]).await?[0].get::<_, i64>(0).max(0)
-            as u64)
+            removed_sql("$1", "gone", CLOCK_MS, "true")
+        ));
+        let n = {
+            let c = self.conn().await?;
+            c.rows("purge completed jobs", &sql, &[&ns, &req.cutoff_ms]).await?[0].get::<_, i64>(0).max(0)
+                as u64
+        };
+        if n > 0 {
+            self.shared.hub.publish_events(ns);
+        }
+        Ok(n)
     }
 }

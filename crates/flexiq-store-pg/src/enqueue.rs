@@ -184,15 +184,22 @@ impl PgStore {
             if let Some(d) = self.enqueue_deduped(&c, job, req.now, notify).await? {
                 if notify && d.work {
                     self.shared.hub.publish_notified(&self.ns);
+                } else if d.work {
+                    self.shared.hub.publish(&self.ns, true, &[]);
                 } else {
-                    self.shared.hub.publish(&self.ns, d.work, &[]);
+                    self.shared.hub.publish_events(&self.ns);
                 }
                 return Ok(vec![d.enqueued]);
             }
         }
         let (out, replaced) = self.enqueue_full(&c, req).await?;
         let created = out.iter().any(|e| e.created);
-        self.shared.hub.publish(&self.ns, created || replaced, &[]);
+        if created || replaced {
+            self.shared.hub.publish(&self.ns, true, &[]);
+        } else {
+            // Every job was absorbed: only their events are new.
+            self.shared.hub.publish_events(&self.ns);
+        }
         Ok(out)
     }
 
@@ -310,6 +317,8 @@ impl PgStore {
             };
             let mut out = Vec::with_capacity(req.jobs.len());
             let mut alias: HashMap<Uuid, Uuid> = HashMap::new();
+            // The jobs that absorbed an enqueue, with the key they held, for their events.
+            let (mut absorbed, mut absorbed_keys): (Vec<Uuid>, Vec<String>) = (Vec::new(), Vec::new());
             let mut creating: Vec<(Uuid, NewJob)> = Vec::new();
             for mut j in req.jobs {
                 let id = uid(&j.id)?;
@@ -317,13 +326,18 @@ impl PgStore {
                     if let Some(existing) = live.get(k) {
                         alias.insert(id, *existing);
                         out.push(Enqueued { id: jid(*existing), created: false });
+                        absorbed.push(*existing);
+                        absorbed_keys.push(k.clone());
                         continue;
                     }
                     live.insert(k.clone(), id);
                 }
+                let key = j.dedup.as_ref().map(|d| d.id.clone());
                 if let Placed::Ignored(holder) = dedup.place(id, &mut j, now)? {
                     alias.insert(id, holder);
                     out.push(Enqueued { id: jid(holder), created: false });
+                    absorbed.push(holder);
+                    absorbed_keys.extend(key);
                     continue;
                 }
                 out.push(Enqueued { id: j.id.clone(), created: true });
@@ -548,6 +562,10 @@ impl PgStore {
                     ),
                     vec![&ns, &edge_dep, &edge_job, &edge_policy],
                 ));
+            }
+            if !absorbed.is_empty() {
+                let sql = self.sql(&crate::event_writes::deduplicated_sql());
+                writes.push(Stmt::new("enqueue", sql, vec![&ns, &now, &absorbed, &absorbed_keys]));
             }
             let bracket = if checked && scope == TxScope::Own { Bracket::Commit } else { Bracket::Inside };
             let done = c.flight(bracket, &writes).await?;

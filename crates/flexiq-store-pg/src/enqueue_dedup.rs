@@ -27,14 +27,19 @@ use crate::workflow::stage_pair;
 /// Reads the record of key `$18` in namespace `$1` and its holder's status (locked when live,
 /// else from the archive), picks the plan letter from table `$19` at `$4`, and writes it:
 /// `i` inserts job `$5` and gives it the key with expiry `$20`, `e` / `x` extend the hold to
-/// `$20`, `r` / `x` give an unstarted holder the job's payload and options. Nothing happens
-/// when task `$2` is revoked. The statement's row names the revoked task, the letter, the
-/// holder and whether the holder was overwritten.
+/// `$20`, `r` / `x` give an unstarted holder the job's payload and options; every letter but
+/// `i` and `b` writes the holder's `deduplicated` event. Nothing happens when task `$2` is
+/// revoked. The statement's row names the revoked task, the letter, the holder and whether the
+/// holder was overwritten.
 const DECIDE_AND_WRITE: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks WHERE namespace = $1 AND task = $2), \
     r AS MATERIALIZED (SELECT job_id, expires_at FROM {S}.dedup_keys WHERE namespace = $1 AND key = $18), \
-    h AS MATERIALIZED (SELECT r.job_id, r.expires_at, coalesce(j.status, a.status) AS st FROM r \
-      LEFT JOIN LATERAL (SELECT status FROM {S}.jobs WHERE id = r.job_id AND namespace = $1 FOR UPDATE) j ON true \
-      LEFT JOIN LATERAL (SELECT status FROM {S}.archived_jobs WHERE id = r.job_id AND namespace = $1) a ON true), \
+    h AS MATERIALIZED (SELECT r.job_id, r.expires_at, coalesce(j.status, a.status) AS st, \
+        coalesce(j.queue, a.queue) AS queue, coalesce(j.task, a.task) AS task, coalesce(j.attempt, a.attempt) AS attempt \
+      FROM r \
+      LEFT JOIN LATERAL (SELECT status, queue, task, attempt FROM {S}.jobs WHERE id = r.job_id AND namespace = $1 \
+        FOR UPDATE) j ON true \
+      LEFT JOIN LATERAL (SELECT status, queue, task, attempt FROM {S}.archived_jobs \
+        WHERE id = r.job_id AND namespace = $1) a ON true), \
     p AS MATERIALIZED (SELECT substr($19::text, 3 * coalesce(h.st + 1, 0) \
         + CASE WHEN h.expires_at IS NULL THEN 0 WHEN h.expires_at > $4 THEN 1 ELSE 2 END + 1, 1) AS l, \
         h.job_id AS holder \
@@ -52,7 +57,11 @@ const DECIDE_AND_WRITE: &str = "WITH rev AS (SELECT task FROM {S}.revoked_tasks 
       WHERE p.l IN ('e', 'x') AND d.namespace = $1 AND d.key = $18), \
     rep AS (UPDATE {S}.jobs j SET payload = $6, priority = $7, run_at = $11, max_retries = $8, \
         backoff_base_ms = $9, backoff_max_ms = $10, timeout_ms = $12, metadata = $13 \
-      FROM p WHERE p.l IN ('r', 'x') AND j.id = p.holder AND j.status IN (0, 7) RETURNING j.id)";
+      FROM p WHERE p.l IN ('r', 'x') AND j.id = p.holder AND j.status IN (0, 7) RETURNING j.id), \
+    ev AS (INSERT INTO {S}.events (ns, kind, job_id, queue, task, attempt, at_ms, data) \
+      SELECT $1, 'deduplicated', h.job_id, h.queue, h.task, h.attempt, $4, jsonb_build_object('key', $18::text) \
+      FROM p JOIN h ON h.job_id = p.holder \
+      WHERE p.l IN ('g', 'e', 'r', 'x') AND NOT EXISTS (SELECT 1 FROM {S}.events_off WHERE ns = $1))";
 
 /// The statement's result row; with `notify`, it also sends the work NOTIFY (`$21` channel,
 /// `$22` payload) when a job was inserted or a holder overwritten.

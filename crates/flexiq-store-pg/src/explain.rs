@@ -59,7 +59,13 @@ impl PgStore {
         self.explain(&format!("EXPLAIN {sql}"), &refs(&params)).await
     }
 
-    async fn explain(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<String> {
+    /// The plans PostgreSQL picks for a page of `read_events` after `after` (`None`: from the
+    /// oldest event kept): on the cluster-wide horizon, a blank line, then on the narrowed one.
+    pub async fn explain_read_events(&self, after: Option<&str>, limit: u32) -> Result<String> {
+        self.explain_events_page(after, limit).await
+    }
+
+    pub(crate) async fn explain(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<String> {
         let c = self.conn().await?;
         let rows = c.rows("explain", sql, params).await?;
         Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n"))

@@ -8,16 +8,19 @@
 //! limits and concurrency caps are enforced under the queue's state row lock so they hold
 //! across processes; wake-ups use LISTEN/NOTIFY on a dedicated connection with a poll as a
 //! safety net; job counts per queue and status are kept by triggers, so stats cost
-//! O(queues). Every status change is decided by [`flexiq_core::transition()`], and a new
-//! job's start by [`flexiq_core::start::starting`].
+//! O(queues), and so are the events of status changes, so no write path can leave one out.
+//! Every status change is decided by [`flexiq_core::transition()`], and a new job's start by
+//! [`flexiq_core::start::starting`].
 //!
 //! Each core trait is implemented in the file of its name (`jobs.rs`, `inspect.rs`,
 //! `dead.rs`, `control.rs`, `history.rs`, `settings.rs`, `leadership.rs`, `maintenance.rs`,
 //! `schema.rs`, `workflow.rs`, whose fair claim is in `workflow_claim.rs` and
 //! `workflow_claim_free.rs`, `admin.rs`, with `admin_remove.rs`, `reschedule.rs`, `flows.rs`,
 //! where the per-edge failure policies are applied, `dedup.rs`, which enqueue also uses, and
-//! `schedulers.rs`, whose rounds enqueue through the checked enqueue path); every
-//! removal of jobs goes through `remove.rs`; the hot path's work lives beside them (`enqueue.rs`,
+//! `schedulers.rs`, whose rounds enqueue through the checked enqueue path, `events.rs`, which
+//! reads the stream in `events_read.rs`, takes the triggers' rules from `event_rules.rs` and
+//! shares the events operations write themselves in `event_writes.rs`); every removal of jobs
+//! goes through `remove.rs`; the hot path's work lives beside them (`enqueue.rs`,
 //! `enqueue_copy.rs`, `claim.rs`, `claim_free.rs`, `ack.rs`, `apply.rs`), as do the migration
 //! runner (`migrate.rs`) and the wake-ups (`wake.rs`, `wait.rs`). Every request is checked by
 //! its own `validate()` in core first; this crate only refuses what its columns cannot hold.
@@ -37,6 +40,11 @@ mod enqueue;
 mod enqueue_copy;
 mod enqueue_dedup;
 mod error;
+mod event_id;
+mod event_rules;
+mod event_writes;
+mod events;
+mod events_read;
 mod explain;
 mod flows;
 mod history;

@@ -13,7 +13,8 @@ use crate::db::Conn;
 use crate::options::validate_schema;
 use crate::store::{parse_url, PgStore};
 
-/// Every migration of this build, in order: (version, SQL with `{S}` for the schema).
+/// Every migration of this build, in order: (version, SQL with `{S}` for the schema and the
+/// placeholders [`render`] fills).
 const MIGRATIONS: &[(u32, &str)] = &[
     (1, include_str!("migrations/0001_init.sql")),
     (2, include_str!("migrations/0002_fewer_job_indexes.sql")),
@@ -26,7 +27,14 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (9, include_str!("migrations/0009_stall_count.sql")),
     (10, include_str!("migrations/0010_flows_dedup.sql")),
     (11, include_str!("migrations/0011_job_schedulers.sql")),
+    (12, include_str!("migrations/0012_events.sql")),
 ];
+
+/// A migration's SQL as it runs: the parts core's rules write filled in (`event_rules.rs`),
+/// and `{S}` replaced by the quoted schema.
+fn render(sql: &str, quoted: &str) -> String {
+    crate::event_rules::render(sql).replace("{S}", quoted)
+}
 
 /// The schema version this build needs.
 pub(crate) fn latest() -> u32 {
@@ -69,7 +77,7 @@ pub(crate) async fn run(c: &Conn, schema: &str, quoted: &str) -> Result<Migratio
         c.batch_execute(&ddl).await.map_err(|e| crate::error::pg(&what, e))?;
         let have = current_version(c, quoted).await?;
         for (version, sql) in MIGRATIONS.iter().filter(|m| m.0 > have) {
-            c.batch_execute(&sql.replace("{S}", quoted)).await.map_err(|e| crate::error::pg(&what, e))?;
+            c.batch_execute(&render(sql, quoted)).await.map_err(|e| crate::error::pg(&what, e))?;
             let ins = format!(
                 "INSERT INTO {quoted}.schema_migrations (version, applied_at) \
                  VALUES ($1, (extract(epoch from clock_timestamp()) * 1000)::bigint)"

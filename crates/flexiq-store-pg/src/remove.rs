@@ -15,7 +15,8 @@
 //!   entry, its metric rows), the dedup keys it holds and the rows, in one statement. The count
 //!   triggers of migration 5 take the rows off the per-(queue, status) counts in that
 //!   statement, and unique-key and workflow (run, stage) holds are index entries of the row,
-//!   so they go with it.
+//!   so they go with it. With [`Report::EachJob`] the same statement writes each removed
+//!   job's `removed` event (`obliterate` reports its removal as one queue event instead).
 //!
 //! A running job's row can go too (`obliterate` with force, `delete_stages`): its worker's
 //! late ack finds no row and is `Superseded`.
@@ -50,9 +51,20 @@ impl Rows {
     }
 }
 
-/// Deletes rows `$1` of namespace `$2` from `table` with their history; returns each removed
-/// row's id and status. Metric rows are found by the (namespace, queue, job) they name.
+/// Whether a removal writes a `removed` event per job removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// One event per job, at the removal's time.
+    EachJob,
+    /// None: the caller reports the removal its own way, or it is not an operator's.
+    Silent,
+}
+
+/// Deletes rows `$1` of namespace `$2` from `table` with their history, and when `$4` is set
+/// writes their `removed` events at `$3`; returns each removed row's id and status. Metric
+/// rows are found by the (namespace, queue, job) they name.
 pub(crate) fn remove_sql(table: &str) -> String {
+    let events = crate::event_writes::removed_sql("$2", "j", "$3", "$4");
     format!(
         "WITH e AS (DELETE FROM {{S}}.job_errors WHERE job_id = ANY($1)), \
          l AS (DELETE FROM {{S}}.task_logs WHERE job_id = ANY($1)), \
@@ -60,8 +72,10 @@ pub(crate) fn remove_sql(table: &str) -> String {
          r AS (DELETE FROM {{S}}.replays WHERE original_job_id = ANY($1)), \
          d AS (DELETE FROM {{S}}.dead_letters WHERE original_job_id = ANY($1)), \
          k AS (DELETE FROM {{S}}.dedup_keys WHERE namespace = $2 AND job_id = ANY($1)), \
-         j AS (DELETE FROM {{S}}.{table} WHERE id = ANY($1) AND namespace = $2 RETURNING id, queue, status), \
-         m AS (DELETE FROM {{S}}.task_metrics t USING j WHERE t.namespace = $2 AND t.queue = j.queue AND t.job_id = j.id) \
+         j AS (DELETE FROM {{S}}.{table} WHERE id = ANY($1) AND namespace = $2 \
+           RETURNING id, queue, status, task, attempt), \
+         m AS (DELETE FROM {{S}}.task_metrics t USING j WHERE t.namespace = $2 AND t.queue = j.queue AND t.job_id = j.id), \
+         ev AS ({events}) \
          SELECT id, status FROM j"
     )
 }
@@ -100,7 +114,7 @@ impl PgStore {
     pub(crate) async fn remove_locked(
         &self,
         c: &Conn,
-        rows: Rows,
+        (rows, report): (Rows, Report),
         ids: &[Uuid],
         now: i64,
         fx: &mut Effects,
@@ -110,7 +124,9 @@ impl PgStore {
         }
         let ns: &str = &self.ns;
         let freed = self.unlink_dependents(c, ids, now).await?;
-        let gone = c.rows("remove jobs", &self.sql(&remove_sql(rows.table())), &[&ids, &ns]).await?;
+        let each = report == Report::EachJob;
+        let gone =
+            c.rows("remove jobs", &self.sql(&remove_sql(rows.table())), &[&ids, &ns, &now, &each]).await?;
         let mut removed = Vec::with_capacity(gone.len());
         for r in &gone {
             removed.push(r.get::<_, Uuid>(0));

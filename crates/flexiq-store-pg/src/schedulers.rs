@@ -180,7 +180,12 @@ impl PgStore {
                 Ok(round)
             })
             .await?;
-        self.shared.hub.publish(&self.ns, round.created, &[]);
+        if round.created {
+            self.shared.hub.publish(&self.ns, true, &[]);
+        } else if !round.fired.is_empty() {
+            // Slots absorbed by their unique keys wrote only their events.
+            self.shared.hub.publish_events(&self.ns);
+        }
         Ok(round.fired)
     }
 

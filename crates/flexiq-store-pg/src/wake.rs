@@ -1,5 +1,5 @@
 //! Wake-ups: a dedicated LISTEN connection, a coalescing notifier, and the waiters of
-//! `wait_for_work` / `wait_for_job`.
+//! `wait_for_work`, `wait_for_job` and `read_events`.
 //!
 //! Notifications are sent right after a transaction commits, not from inside it (except by one
 //! enqueue at a time, see [`Hub::try_inline`]): PostgreSQL
@@ -10,7 +10,11 @@
 //! Local waiters are woken directly; other processes hear about work through `flexiq`
 //! channel payloads `w<US>schema<US>sender<US>namespace` and
 //! `j<US>schema<US>sender<US>namespace<US>id,id,...` (`<US>` is the ASCII unit separator; a
-//! store ignores its own payloads). The listener reconnects after losing its connection
+//! store ignores its own payloads). Event readers of a namespace wake on either, since every
+//! announced change may have written events, and on `e<US>schema<US>sender<US>namespace`,
+//! which announces events written without a change to announce (custom events, enqueues
+//! absorbed by a dedup key, purges); for the same reason the events triggers do not NOTIFY
+//! from inside the transaction. The listener reconnects after losing its connection
 //! and then wakes every waiter, since notifications may have been missed; waits are capped so
 //! a poll remains as a safety net.
 
@@ -39,6 +43,7 @@ const MAX_PAYLOAD: usize = 7_000;
 struct Outbox {
     work: BTreeSet<String>,
     jobs: Vec<(String, Uuid)>,
+    events: BTreeSet<String>,
 }
 
 /// Shared wake-up state of one store (all namespaces of one schema).
@@ -48,6 +53,7 @@ pub(crate) struct Hub {
     instance: String,
     work: Mutex<HashMap<String, Arc<Notify>>>,
     jobs: Mutex<HashMap<Uuid, Arc<Notify>>>,
+    events: Mutex<HashMap<String, Arc<Notify>>>,
     outbox: Mutex<Outbox>,
     kick: Notify,
     /// Held by the one enqueue at a time that sends its NOTIFY from inside its own statement.
@@ -70,6 +76,7 @@ impl Hub {
             instance: Uuid::new_v4().simple().to_string()[..12].to_string(),
             work: Mutex::new(HashMap::new()),
             jobs: Mutex::new(HashMap::new()),
+            events: Mutex::new(HashMap::new()),
             outbox: Mutex::new(Outbox::default()),
             kick: Notify::new(),
             inline: AtomicBool::new(false),
@@ -79,6 +86,12 @@ impl Hub {
     /// The notifier of work in `ns` (created on first use).
     pub(crate) fn work_notify(&self, ns: &str) -> Arc<Notify> {
         let mut m = self.work.lock().unwrap_or_else(|p| p.into_inner());
+        m.entry(ns.to_string()).or_insert_with(|| Arc::new(Notify::new())).clone()
+    }
+
+    /// The notifier of events written in `ns` (created on first use).
+    pub(crate) fn events_notify(&self, ns: &str) -> Arc<Notify> {
+        let mut m = self.events.lock().unwrap_or_else(|p| p.into_inner());
         m.entry(ns.to_string()).or_insert_with(|| Arc::new(Notify::new())).clone()
     }
 
@@ -103,6 +116,13 @@ impl Hub {
         }
     }
 
+    fn wake_events(&self, ns: &str) {
+        let n = self.events.lock().unwrap_or_else(|p| p.into_inner()).get(ns).cloned();
+        if let Some(n) = n {
+            n.notify_waiters();
+        }
+    }
+
     fn wake_job(&self, id: &Uuid) {
         let n = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned();
         if let Some(n) = n {
@@ -114,7 +134,8 @@ impl Hub {
     pub(crate) fn wake_all(&self) {
         let w: Vec<_> = self.work.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
         let j: Vec<_> = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
-        for n in w.into_iter().chain(j) {
+        let e: Vec<_> = self.events.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        for n in w.into_iter().chain(j).chain(e) {
             n.notify_waiters();
         }
     }
@@ -138,6 +159,7 @@ impl Hub {
     /// Wakes local waiters on work in `ns` whose NOTIFY was already sent with the commit.
     pub(crate) fn publish_notified(&self, ns: &str) {
         self.wake_work(ns);
+        self.wake_events(ns);
     }
 
     /// Announces committed changes: wakes local waiters now and queues the NOTIFY for others.
@@ -151,12 +173,21 @@ impl Hub {
         for id in jobs {
             self.wake_job(id);
         }
+        self.wake_events(ns);
         let mut o = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
         if work {
             o.work.insert(ns.to_string());
         }
         o.jobs.extend(jobs.iter().map(|id| (ns.to_string(), *id)));
         drop(o);
+        self.kick.notify_one();
+    }
+
+    /// Announces committed events that no change announces: wakes local readers now and
+    /// queues the NOTIFY for others.
+    pub(crate) fn publish_events(&self, ns: &str) {
+        self.wake_events(ns);
+        self.outbox.lock().unwrap_or_else(|p| p.into_inner()).events.insert(ns.to_string());
         self.kick.notify_one();
     }
 
@@ -167,6 +198,10 @@ impl Hub {
         let mut by_ns: HashMap<&str, Vec<Uuid>> = HashMap::new();
         for (ns, id) in &o.jobs {
             by_ns.entry(ns.as_str()).or_default().push(*id);
+        }
+        // Work and job payloads wake a namespace's event readers too.
+        for ns in o.events.iter().filter(|ns| !o.work.contains(*ns) && !by_ns.contains_key(ns.as_str())) {
+            out.push(format!("e{SEP}{}{SEP}{}{SEP}{ns}", self.schema, self.instance));
         }
         for (ns, mut ids) in by_ns {
             ids.sort_unstable();
@@ -209,8 +244,10 @@ impl Hub {
                     }
                 }
             }
-            _ => {}
+            "e" => {}
+            _ => return,
         }
+        self.wake_events(ns);
     }
 }
 
@@ -299,5 +336,29 @@ mod tests {
         hub.publish("ns", false, &[]);
         hub.on_payload(&format!("j{SEP}s1{SEP}{}{SEP}ns{SEP}{}", hub.instance, ids[0].simple()));
         assert!(futures::FutureExt::now_or_never(waiter).is_none());
+    }
+
+    #[test]
+    fn event_readers_wake_on_every_payload_of_their_namespace() {
+        let (sender, hub) = (Hub::new("s1"), Hub::new("s1"));
+        sender.publish_events("a");
+        sender.publish_events("b");
+        sender.publish("b", true, &[]);
+        let p = sender.drain();
+        assert_eq!(p.len(), 2, "a work payload stands for the namespace's events too: {p:?}");
+        for (ns, payload) in [("a", &p[1]), ("b", &p[0])] {
+            let n = hub.events_notify(ns);
+            let waiter = n.notified();
+            tokio::pin!(waiter);
+            waiter.as_mut().enable();
+            hub.on_payload(payload);
+            assert!(futures::FutureExt::now_or_never(waiter).is_some(), "{ns}: {payload:?}");
+        }
+        let other = hub.events_notify("c");
+        let waiter = other.notified();
+        tokio::pin!(waiter);
+        waiter.as_mut().enable();
+        hub.on_payload(&p[1]);
+        assert!(futures::FutureExt::now_or_never(waiter).is_none(), "another namespace sleeps on");
     }
 }

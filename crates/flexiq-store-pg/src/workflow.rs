@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
 use crate::db::{i64_of, jid, uid, Conn};
-use crate::remove::Rows;
+use crate::remove::{Report, Rows};
 use crate::row::{job, loaded, state_cols, JOB_COLS};
 use crate::store::PgStore;
 use crate::wait::wall_ms;
@@ -278,7 +278,10 @@ impl PgStore {
                     .iter()
                     .map(|r| r.get(0))
                     .collect();
-                Ok(self.remove_locked(&c, Rows::Live, &ids, wall_ms(), &mut fx).await?.len() as u64)
+                Ok(self
+                    .remove_locked(&c, (Rows::Live, Report::Silent), &ids, wall_ms(), &mut fx)
+                    .await?
+                    .len() as u64)
             })
             .await?;
         self.announce(&fx);

@@ -1,4 +1,5 @@
-//! Query plans: claims and keyset pages are index seeks, never sequential scans of jobs.
+//! Query plans: claims, keyset pages and events pages are index seeks, never sequential scans
+//! of jobs or events.
 
 use flexiq_core::store::{AckRequest, ClaimRequest, Inspect, ListJobsAfterRequest};
 use flexiq_core::{JobFilter, JobStatus};
@@ -84,6 +85,33 @@ async fn the_fair_claim_is_index_seeks() {
             if group_cap.is_some() {
                 assert!(plan.contains("jobs_fair_claim"), "the fair index serves the group walk:\n{plan}");
             }
+        }
+    }
+    drop_schema(&schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_events_page_is_an_index_seek() {
+    use flexiq_core::store::{Events, ReadEventsRequest};
+
+    let schema = fresh_schema("evplan");
+    let s = open(&schema, 4).await;
+    let now = 1_000_000;
+    enqueue_n(&s, "a", 20_000, now).await;
+    let got = claim(&s, "a", 1_000, "w", now).await.unwrap();
+    s.ack(AckRequest { acks: completes(&got), now }).await.unwrap();
+    admin().await.batch_execute(&format!("ANALYZE \"{schema}\".events")).await.unwrap();
+    let page = s.read_events(ReadEventsRequest { after: None, block_ms: 0, limit: 100 }).await.unwrap();
+    for after in [None, Some(page[99].id.as_str())] {
+        let plans = s.explain_read_events(after, 100).await.unwrap();
+        for plan in plans.split("\n\n") {
+            assert!(!plan.contains("Seq Scan on events"), "sequential scan of events:\n{plan}");
+            // The page walks the index in stream order under its limit; only the page's own
+            // rows are sorted again, after the join that adds what waits above the horizon.
+            let walks = plan.split("->  Limit").skip(1).any(|below| {
+                below.lines().take(4).any(|l| l.contains("Index Scan using events_order on events e"))
+            });
+            assert!(walks, "the stream order index serves the page:\n{plan}");
         }
     }
     drop_schema(&schema).await;
