@@ -321,9 +321,9 @@ pub fn validate_kind_names(names: &[String]) -> Result<()> {
 /// event; any other name passes the kind or the custom event of that name.
 pub fn kind_matches(names: &[String], ev: &QueueEvent) -> bool {
     names.is_empty()
-        || names.iter().any(|n| {
-            n == &ev.name || (ev.kind == EventKind::Custom && n == EventKind::Custom.as_str())
-        })
+        || names
+            .iter()
+            .any(|n| n == &ev.name || (ev.kind == EventKind::Custom && n == EventKind::Custom.as_str()))
 }
 
 #[cfg(test)]

@@ -1,7 +1,13 @@
 use super::*;
 use crate::job::JobStatus::*;
 
-fn change(from: Option<JobStatus>, to: JobStatus, before: u32, after: u32, stalled: bool) -> Option<EventKind> {
+fn change(
+    from: Option<JobStatus>,
+    to: JobStatus,
+    before: u32,
+    after: u32,
+    stalled: bool,
+) -> Option<EventKind> {
     status_event(StatusChange { from, to, attempt_before: before, attempt_after: after, stalled })
 }
 

@@ -28,8 +28,9 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use connect::{connect, ConnectOptions, Durability};
 pub use error::{Error, Result};
 pub use queue::{
-    DequeueOptions, Dequeued, EnqueueItem, EventStream, EventsFrom, EventsOptions, PartialStream, Queue, WorkflowJobRecord, WorkflowJobSpec,
-    WorkflowJobs, WorkflowOptions, DEFAULT_MAX_ATTEMPTS, DEFAULT_WORKFLOW_QUEUE,
+    DequeueOptions, Dequeued, EnqueueItem, EventStream, EventsFrom, EventsOptions, PartialStream, Queue,
+    WorkflowJobRecord, WorkflowJobSpec, WorkflowJobs, WorkflowOptions, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_WORKFLOW_QUEUE,
 };
 pub use url::StoreUrl;
 pub use worker::{

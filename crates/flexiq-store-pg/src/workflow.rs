@@ -278,10 +278,11 @@ impl PgStore {
                     .iter()
                     .map(|r| r.get(0))
                     .collect();
-                Ok(self
-                    .remove_locked(&c, (Rows::Live, Report::Silent), &ids, wall_ms(), &mut fx)
-                    .await?
-                    .len() as u64)
+                Ok(
+                    self.remove_locked(&c, (Rows::Live, Report::Silent), &ids, wall_ms(), &mut fx)
+                        .await?
+                        .len() as u64,
+                )
             })
             .await?;
         self.announce(&fx);

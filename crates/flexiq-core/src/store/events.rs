@@ -68,10 +68,7 @@ impl ReadEventsRequest {
             )));
         }
         if self.block_ms > MAX_EVENTS_BLOCK_MS {
-            return Err(Error::invalid(format!(
-                "block_ms {} is over {MAX_EVENTS_BLOCK_MS}",
-                self.block_ms
-            )));
+            return Err(Error::invalid(format!("block_ms {} is over {MAX_EVENTS_BLOCK_MS}", self.block_ms)));
         }
         if let Some(a) = &self.after {
             if a.is_empty() || a.len() > MAX_EVENT_ID_BYTES || !a.is_ascii() {
