@@ -77,8 +77,9 @@ impl TokenBucket {
     }
 
     /// Refills to `now`, grants up to `want` whole tokens and returns how many were granted.
+    /// The state may be anything a store read back: a clock gap past `i64` saturates.
     pub fn take(&mut self, limit: RateLimit, want: u32, now: i64) -> u32 {
-        let elapsed = (now - self.updated_at).max(0) as f64;
+        let elapsed = now.saturating_sub(self.updated_at).max(0) as f64;
         let cap = f64::from(limit.count);
         self.tokens = (self.tokens + elapsed * limit.tokens_per_ms()).min(cap);
         self.updated_at = self.updated_at.max(now);
@@ -110,6 +111,14 @@ mod tests {
         assert_eq!(b.take(l, 5, 0), 2);
         assert_eq!(b.take(l, 5, 100), 0);
         assert_eq!(b.take(l, 5, 600), 1);
+    }
+
+    #[test]
+    fn a_bucket_from_the_far_past_refills_without_overflow() {
+        let l = RateLimit::parse("3/s").unwrap();
+        let mut b = TokenBucket { tokens: 0.0, updated_at: i64::MIN };
+        assert_eq!(b.take(l, 5, i64::MAX), 3);
+        assert_eq!(b.updated_at, i64::MAX);
     }
 
     proptest! {

@@ -146,9 +146,12 @@ impl Retention {
         Ok(())
     }
 
-    /// The windows in milliseconds.
+    /// The windows in milliseconds. One too large for milliseconds (which [`Retention::validate`]
+    /// refuses, but a deserialised value may hold) saturates at `u64::MAX`, which keeps every row.
     pub fn windows_ms(&self) -> RetentionWindows {
-        RetentionWindows(RetentionTable::ALL.iter().map(|t| (*t, self.get(*t).map(|s| s * 1_000))).collect())
+        RetentionWindows(
+            RetentionTable::ALL.iter().map(|t| (*t, self.get(*t).map(|s| s.saturating_mul(1_000)))).collect(),
+        )
     }
 }
 
@@ -218,5 +221,13 @@ mod tests {
         assert!(Retention { job_errors: Some(0), ..Default::default() }.validate().is_err());
         assert_eq!(RetentionTable::parse("deadLetter").unwrap(), RetentionTable::DeadLetter);
         assert!(RetentionTable::parse("nope").is_err());
+    }
+
+    #[test]
+    fn unvalidated_windows_saturate_instead_of_overflowing() {
+        let r = Retention { archived_jobs: Some(u64::MAX), ..Default::default() };
+        assert!(r.validate().is_err());
+        assert_eq!(r.windows_ms().get(RetentionTable::ArchivedJobs), Some(u64::MAX));
+        assert_eq!(r.windows_ms().cutoff(RetentionTable::ArchivedJobs, 0), Some(-i64::MAX));
     }
 }

@@ -144,7 +144,25 @@ pub fn slot_key(id: &str, slot_ms: i64) -> String {
 }
 
 fn parse_cron(pattern: &str) -> Result<Cron> {
-    Cron::from_str(pattern).map_err(|e| Error::invalid(format!("cron pattern {pattern:?} is malformed: {e}")))
+    let malformed =
+        |why: &dyn std::fmt::Display| Error::invalid(format!("cron pattern {pattern:?} is malformed: {why}"));
+    let cron = Cron::from_str(pattern).map_err(|e| malformed(&e))?;
+    // croner takes a field whose list items are all empty (`,`) as a set of no values. Nothing
+    // then matches, and each search for a slot walks every minute (or second) up to the year
+    // 5000 before giving up: seconds of work per upsert or round for a rule that never fires.
+    let p = &cron.pattern;
+    let fields = [
+        ("second", &p.seconds),
+        ("minute", &p.minutes),
+        ("hour", &p.hours),
+        ("day of month", &p.days),
+        ("month", &p.months),
+        ("day of week", &p.days_of_week),
+    ];
+    if let Some((name, _)) = fields.iter().find(|(_, f)| f.values().is_empty() && !f.has_modifiers()) {
+        return Err(malformed(&format!("its {name} field matches no value")));
+    }
+    Ok(cron)
 }
 
 fn parse_tz(tz: Option<&str>) -> Result<Tz> {
@@ -238,20 +256,21 @@ impl<'a> Slots<'a> {
     /// limit; `None` when the rule has none (past `end_at_ms`).
     fn after(&self, after_ms: i64) -> Option<i64> {
         let rule = self.rule;
-        let floor = rule.start_at_ms.map_or(after_ms, |s| after_ms.max(s - 1));
+        let floor = rule.start_at_ms.map_or(after_ms, |s| after_ms.max(s.saturating_sub(1)));
         let next = match (&rule.repeat, &self.cron) {
             (_, Some((cron, tz))) => {
                 let from = Utc.timestamp_millis_opt(floor).single()?;
                 cron.find_next_occurrence(&from.with_timezone(tz), false).ok().map(|t| t.timestamp_millis())
             }
             (Repeat::Every { every_ms }, None) => {
-                let every = *every_ms as i64;
                 let base = rule.start_at_ms.unwrap_or(self.anchor_ms);
                 if floor < base {
                     Some(base)
                 } else {
-                    let steps = (floor - base) / every + 1;
-                    steps.checked_mul(every).and_then(|d| base.checked_add(d))
+                    // In i128: a stored anchor may lie anywhere, and a slot past i64 is none.
+                    let every = i128::from((*every_ms).max(1));
+                    let steps = (i128::from(floor) - i128::from(base)) / every + 1;
+                    i64::try_from(i128::from(base) + steps * every).ok()
                 }
             }
             (Repeat::Cron { .. }, None) => None,
@@ -339,9 +358,15 @@ pub struct FirePlan {
 
 /// Plans one round for `s` at `now`; `None` when it is not due. Slots are walked from the
 /// stored next slot up to `now` (at most [`MAX_CATCH_UP`] + 1 looked at), the catch-up policy
-/// picks which fire, and the limit stops the walk.
+/// picks which fire, and the limit stops the walk. A rule read back from a store is checked
+/// again first: one that [`RepeatRule::validate`] refuses (written by another build, edited,
+/// corrupted) is a `Backend` error naming the scheduler, never a panic or a scheduler that
+/// cannot advance.
 pub fn plan_fire(s: &JobScheduler, now: i64) -> Result<Option<FirePlan>> {
     let Some(first) = s.next_run_ms.filter(|n| *n <= now) else { return Ok(None) };
+    s.rule.validate().map_err(|e| {
+        Error::backend(format!("scheduler {} is stored with a rule this build refuses: {e}", s.id))
+    })?;
     let anchor = s.rule.start_at_ms.unwrap_or(s.created_at);
     let mut due = vec![first];
     let slots = Slots::new(&s.rule, anchor)?;
@@ -372,7 +397,7 @@ pub fn plan_fire(s: &JobScheduler, now: i64) -> Result<Option<FirePlan>> {
     };
     let left = s.rule.limit.map_or(u64::MAX, |l| l.saturating_sub(s.iterations));
     let chosen: Vec<i64> = chosen.into_iter().take(usize::try_from(left).unwrap_or(usize::MAX)).collect();
-    let iterations = s.iterations + chosen.len() as u64;
+    let iterations = s.iterations.saturating_add(chosen.len() as u64);
     if s.rule.limit.is_some_and(|l| iterations >= l) {
         next = None;
     }

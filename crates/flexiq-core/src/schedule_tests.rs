@@ -185,3 +185,57 @@ fn a_skipped_round_moves_on_without_counting() {
     assert!(skip.fire.is_empty());
     assert!(is_refusal(&Error::invalid("x")) && !is_refusal(&Error::backend("down")));
 }
+
+#[test]
+fn stored_rules_that_fail_validation_are_refused_by_name_not_panicked_on() {
+    // What a row may hold after another build, a hand edit or corruption wrote it.
+    let stored = |rule: RepeatRule, created_at: i64, iterations: u64| JobScheduler {
+        id: "s".into(),
+        rule,
+        template: template(),
+        next_run_ms: Some(1_000),
+        last_run_ms: None,
+        iterations,
+        created_at,
+        updated_at: created_at,
+    };
+    let refused = [
+        RepeatRule::every(0),
+        RepeatRule::every(u64::MAX),
+        RepeatRule { start_at_ms: Some(i64::MIN), ..RepeatRule::every(1_000) },
+        RepeatRule { catch_up: CatchUp::All { max: 0 }, ..RepeatRule::every(1_000) },
+    ];
+    for rule in refused {
+        let e = plan_fire(&stored(rule.clone(), 0, 0), 5_000).unwrap_err();
+        assert_eq!(e.code(), "BACKEND", "{rule:?}");
+        assert!(e.to_string().contains("scheduler s"), "{e}");
+    }
+    // A valid rule with a far-off stored anchor or count plans without overflow.
+    let p = plan_fire(&stored(RepeatRule::every(1_000), i64::MIN, 0), 5_000).unwrap().unwrap();
+    assert_eq!(p.fire.len(), 1);
+    assert!(p.next_run_ms.is_none_or(|n| n > 5_000));
+    let p = plan_fire(&stored(RepeatRule::every(1_000), 0, u64::MAX), 5_000).unwrap().unwrap();
+    assert_eq!(p.iterations, u64::MAX);
+}
+
+#[test]
+fn a_field_matching_no_value_is_refused_rather_than_searched_for_years() {
+    // Each of these once validated, and looking for its next slot walked every minute up to the
+    // year 5000 (seconds per upsert, minutes for an empty seconds field).
+    for (pattern, field) in [
+        (", * * * *", "minute"),
+        ("* , * * *", "hour"),
+        ("* * , * *", "day of month"),
+        ("* * * , *", "month"),
+        ("* * * * ,", "day of week"),
+        (", * * * * *", "second"),
+    ] {
+        let e = RepeatRule::cron(pattern, None).validate().unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "{pattern}");
+        assert!(e.to_string().contains(&format!("its {field} field matches no value")), "{e}");
+    }
+    // Empty items beside real ones, and modifiers without plain values, still parse.
+    for pattern in ["* 1, * * *", "0 0 L * *", "0 12 * * FRI#2", "0 0 15W * *", "0 0 * * 5L"] {
+        RepeatRule::cron(pattern, None).validate().unwrap_or_else(|e| panic!("{pattern}: {e}"));
+    }
+}

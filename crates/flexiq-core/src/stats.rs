@@ -152,7 +152,8 @@ fn summarize(rows: &[&MetricRow]) -> (u64, u64, u64, f64, Vec<u64>) {
     d.sort_unstable();
     let ok = rows.iter().filter(|r| r.success).count() as u64;
     let n = rows.len() as u64;
-    let avg = if n == 0 { 0.0 } else { d.iter().sum::<u64>() as f64 / n as f64 };
+    // Summed in u128: stored durations may be anything, and a u64 sum would overflow.
+    let avg = if n == 0 { 0.0 } else { d.iter().map(|&v| u128::from(v)).sum::<u128>() as f64 / n as f64 };
     (n, ok, n - ok, avg, d)
 }
 
@@ -182,12 +183,15 @@ pub fn aggregate(rows: &[MetricRow]) -> BTreeMap<String, TaskAggregate> {
         .collect()
 }
 
-/// `rows` grouped into `bucket_ms` buckets, oldest first; empty buckets are absent.
+/// `rows` grouped into `bucket_ms` buckets, oldest first; empty buckets are absent. A width
+/// past `i64::MAX` ms is `i64::MAX`, and a bucket that would start before `i64::MIN` (only a
+/// corrupt `recorded_at` lies there) starts at `i64::MIN`.
 pub fn timeseries(rows: &[MetricRow], bucket_ms: u64) -> Vec<MetricBucket> {
-    let width = bucket_ms.max(1) as i64;
+    let width = i64::try_from(bucket_ms.max(1)).unwrap_or(i64::MAX);
     let mut buckets: BTreeMap<i64, Vec<&MetricRow>> = BTreeMap::new();
     for r in rows {
-        buckets.entry(r.recorded_at.div_euclid(width) * width).or_default().push(r);
+        let start = r.recorded_at.saturating_sub(r.recorded_at.rem_euclid(width));
+        buckets.entry(start).or_default().push(r);
     }
     buckets
         .into_iter()
@@ -242,5 +246,18 @@ mod tests {
         assert_eq!(b.len(), 2);
         assert_eq!((b[0].timestamp, b[0].count, b[0].failure), (1_000, 2, 1));
         assert_eq!(b[1].timestamp, 5_000);
+    }
+
+    #[test]
+    fn extreme_stored_rows_and_widths_aggregate_without_overflow() {
+        let rows = vec![row("a", u64::MAX, true, i64::MIN), row("a", u64::MAX, false, i64::MAX)];
+        let agg = &aggregate(&rows)["a"];
+        assert_eq!((agg.count, agg.avg_ms), (2, u64::MAX as f64));
+        for width in [0, 3, 60_000, i64::MAX as u64, u64::MAX] {
+            let b = timeseries(&rows, width);
+            assert_eq!(b.iter().map(|b| b.count).sum::<u64>(), 2, "{width}");
+            assert_eq!(b[0].timestamp, i64::MIN, "{width}");
+        }
+        assert_eq!(timeseries(&[row("a", 1, true, -1)], 1_000)[0].timestamp, -1_000);
     }
 }

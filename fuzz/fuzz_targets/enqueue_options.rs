@@ -1,0 +1,9 @@
+//! Enqueue options JSON through `NewJob::build`, store validation and the dedup table.
+//! The body is `fuzz_checks::enqueue_options`, shared with its proptest twin in flexiq-core's tests.
+#![no_main]
+
+#[allow(dead_code)]
+#[path = "../../crates/flexiq-core/tests/fuzz_checks/mod.rs"]
+mod fuzz_checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_checks::enqueue_options::check(data));

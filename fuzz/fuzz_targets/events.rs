@@ -1,0 +1,9 @@
+//! Custom event names, kind filters, event ids and stored events.
+//! The body is `fuzz_checks::events`, shared with its proptest twin in flexiq-core's tests.
+#![no_main]
+
+#[allow(dead_code)]
+#[path = "../../crates/flexiq-core/tests/fuzz_checks/mod.rs"]
+mod fuzz_checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_checks::events::check(data));

@@ -1,0 +1,9 @@
+//! Dotted fairness paths and the group key read out of a payload.
+//! The body is `fuzz_checks::fairness`, shared with its proptest twin in flexiq-core's tests.
+#![no_main]
+
+#[allow(dead_code)]
+#[path = "../../crates/flexiq-core/tests/fuzz_checks/mod.rs"]
+mod fuzz_checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_checks::fairness::check(data));
