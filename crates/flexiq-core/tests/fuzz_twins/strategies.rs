@@ -221,20 +221,10 @@ pub(crate) fn fairness() -> impl Strategy<Value = Vec<u8>> {
 }
 
 pub(crate) fn settings() -> impl Strategy<Value = Vec<u8>> {
-    let prefix = select(vec![
-        "",
-        "auth:",
-        "contract:",
-        "middleware:disabled:",
-        "quota:",
-        "retention:",
-        "webhook:",
-        "webhooks:",
-        "flexiq.webhooks",
-        "retention",
-        "Auth:",
-        "flexiq.",
-    ]);
+    // Every reserved prefix, and near misses of them.
+    let mut prefixes = flexiq_core::settings::RESERVED_SETTING_PREFIXES.to_vec();
+    prefixes.extend(["", "retention", "Auth:", "flexiq."]);
+    let prefix = select(prefixes);
     let key = (prefix, junk(), prop_oneof![5 => Just(0usize), 1 => 1_000usize..1_030])
         .prop_map(|(p, rest, pad)| format!("{p}{rest}{}", "k".repeat(pad)));
     (key, junk()).prop_map(|(k, v)| join(&[k, v]))
