@@ -1,8 +1,8 @@
 // Types of the `flexiq` package. Data shapes (Job, Stats, DeadJob, ...) and option objects
 // are generated from the addon's Rust doc comments into `native.d.ts`; this file types the
 // JavaScript layer on top (the Queue, workers, contexts and errors). Queue methods that
-// pass through to the addon unchanged (`isJobInState`, `countJobSchedulers`, ...) are typed
-// from `native.d.ts` as well, by the interface merged into `Queue` (see `forwarded.d.ts`).
+// pass through to the addon unchanged (`isJobInState`, `countJobSchedulers`, `lastEventId`,
+// `eventsEnabled`, `setEventsEnabled`, ...) are typed from `native.d.ts` as well, by the interface merged into `Queue` (see `forwarded.d.ts`).
 //
 // Units: options a caller configures take seconds (fractions allowed) unless the name ends
 // in `Ms`; every timestamp reported back is Unix milliseconds and every window milliseconds.
