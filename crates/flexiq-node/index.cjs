@@ -1,7 +1,7 @@
 'use strict';
 // flexiq for Node: `const { Queue } = require('flexiq')`.
 
-const native = require('./native.cjs');
+const native = require('./lib/addon.cjs');
 const { Queue } = require('./lib/queue.cjs');
 const { Worker, JobContext } = require('./lib/worker.cjs');
 const { FlexiqError } = require('./lib/errors.cjs');

@@ -7,7 +7,7 @@
 // installed on Queue.prototype. Every other NativeQueue method is then forwarded as it is
 // (forward.cjs).
 
-const native = require('../native.cjs');
+const native = require('./addon.cjs');
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
 const { options } = require('./args.cjs');
 const { Worker } = require('./worker.cjs');

@@ -18,6 +18,7 @@ use flexiq_runtime::{CancellationToken, JobContext};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::args::{self, Bytes};
 use crate::queue::millis;
 use crate::runtime::{block_on, runtime};
 
@@ -122,7 +123,11 @@ impl NativeJobContext {
     /// Blocks (GIL released) until the soft timeout fires (`True`), or the attempt is
     /// cancelled, ends or `timeout_ms` ms pass (`False`). `None` waits without a limit.
     #[pyo3(signature = (timeout_ms=None))]
-    fn wait_soft_timeout(&self, py: Python<'_>, timeout_ms: Option<u64>) -> PyResult<bool> {
+    fn wait_soft_timeout(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::timeout_ms)] timeout_ms: Option<u64>,
+    ) -> PyResult<bool> {
         let limit = millis(timeout_ms);
         let (soft, cancel, done) =
             (self.ctx.soft_timeout().clone(), self.ctx.cancellation().clone(), self.done.clone());
@@ -150,21 +155,30 @@ impl NativeJobContext {
     }
 
     /// Publishes a partial result (bytes); returns its sequence number.
-    fn publish(&self, py: Python<'_>, data: &[u8]) -> PyResult<u64> {
-        let (ctx, data) = (self.ctx.clone(), data.to_vec());
+    fn publish(&self, py: Python<'_>, #[pyo3(from_py_with = args::data)] data: Bytes) -> PyResult<u64> {
+        let (ctx, data) = (self.ctx.clone(), data.0);
         block_on(py, async move { ctx.publish_partial(data).await })
     }
 
     /// Appends a log line to the job.
-    #[pyo3(signature = (message, level="info"))]
-    fn log(&self, py: Python<'_>, message: &str, level: &str) -> PyResult<()> {
-        let (ctx, m, l) = (self.ctx.clone(), message.to_string(), level.to_string());
+    #[pyo3(signature = (message, level=String::from("info")), text_signature = "($self, message, level='info')")]
+    fn log(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::message)] message: String,
+        #[pyo3(from_py_with = args::level)] level: String,
+    ) -> PyResult<()> {
+        let (ctx, m, l) = (self.ctx.clone(), message, level);
         block_on(py, async move { ctx.log(&l, &m).await })
     }
 
     /// Records progress (0 to 100) of this attempt; raises `Superseded` once another
     /// attempt owns the job.
-    fn set_progress(&self, py: Python<'_>, progress: f64) -> PyResult<()> {
+    fn set_progress(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::progress)] progress: f64,
+    ) -> PyResult<()> {
         let ctx = self.ctx.clone();
         block_on(py, async move { ctx.set_progress(progress).await })
     }

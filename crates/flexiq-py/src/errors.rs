@@ -34,9 +34,9 @@ fn class_name(err: &Error) -> &'static str {
     }
 }
 
-fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
+fn build(py: Python<'_>, err: &Error, class: &str) -> PyResult<PyErr> {
     let module = py.import("flexiq.exceptions")?;
-    let cls = module.getattr(class_name(err))?;
+    let cls = module.getattr(class)?;
     let kwargs = PyDict::new(py);
     match err {
         Error::Core(CoreError::JobNotFound(id)) | Error::Core(CoreError::Superseded(id)) => {
@@ -61,12 +61,25 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
 
 /// The flexiq exception for an engine error.
 pub(crate) fn to_py_err(err: Error) -> PyErr {
-    Python::attach(|py| build(py, &err).unwrap_or_else(|e| PyRuntimeError::new_err(format!("{err} ({e})"))))
+    let class = class_name(&err);
+    raise(err, class)
+}
+
+fn raise(err: Error, class: &str) -> PyErr {
+    Python::attach(|py| {
+        build(py, &err, class).unwrap_or_else(|e| PyRuntimeError::new_err(format!("{err} ({e})")))
+    })
 }
 
 /// An `InvalidArgument` exception raised by the binding itself (bad Python input).
 pub(crate) fn invalid(msg: impl Into<String>) -> PyErr {
     to_py_err(Error::invalid(msg))
+}
+
+/// A `WrongType` exception (an `InvalidArgument` that is also a `TypeError`) raised by the
+/// binding for a value of the wrong Python type.
+pub(crate) fn wrong_type(msg: impl Into<String>) -> PyErr {
+    raise(Error::invalid(msg), "WrongType")
 }
 
 /// The message of a core `InvalidArgument` without the kind's prefix, for a binding error that

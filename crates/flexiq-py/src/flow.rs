@@ -10,10 +10,11 @@
 
 use flexiq_core::flow::{EdgePolicy, FlowNode, MAX_FLOW_NODES};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 
+use crate::args::{self, type_name, Bytes, FromArg};
 use crate::errors::{core_message, invalid};
-use crate::options::{enqueue_options, type_name};
+use crate::options::enqueue_options;
 
 /// Every key a native flow node may carry.
 const NODE_KEYS: [&str; 7] = ["task", "payload", "id", "namespace", "on_failure", "options", "children"];
@@ -52,8 +53,7 @@ fn node_at<'py>(obj: &Bound<'py, PyAny>, path: &str) -> PyResult<(FlowNode, Vec<
         .cast::<PyDict>()
         .map_err(|_| invalid(format!("flow node {path} must be a dict, not {}", type_name(obj))))?;
     for k in d.keys() {
-        let k: String =
-            k.extract().map_err(|_| invalid(format!("flow node {path}: keys must be strings")))?;
+        let k = String::from_arg(&format!("flow node {path}: a key"), &k)?;
         if !NODE_KEYS.contains(&k.as_str()) {
             return Err(invalid(format!(
                 "flow node {path}: unknown key {k:?} (expected {})",
@@ -61,32 +61,15 @@ fn node_at<'py>(obj: &Bound<'py, PyAny>, path: &str) -> PyResult<(FlowNode, Vec<
             )));
         }
     }
-    let task: String = match d.get_item("task")? {
-        Some(t) if !t.is_none() => t.extract().map_err(|_| {
-            invalid(format!("flow node {path}: the task name must be a string, not {}", type_name(&t)))
-        })?,
-        _ => return Err(invalid(format!("flow node {path} needs a task name"))),
-    };
+    let task: String = args::item(d, "task", &format!("flow node {path}: the task name"))?
+        .ok_or_else(|| invalid(format!("flow node {path} needs a task name")))?;
     let at = format!("flow node {path} (task {task})");
-    let payload = match d.get_item("payload")? {
-        Some(p) if !p.is_none() => p
-            .cast::<PyBytes>()
-            .map_err(|_| invalid(format!("{at}: payload must be bytes, not {}", type_name(&p))))?
-            .as_bytes()
-            .to_vec(),
-        _ => Vec::new(),
-    };
+    let payload =
+        args::item::<Bytes>(d, "payload", &format!("{at}: payload"))?.map_or_else(Vec::new, |b| b.0);
     let on_failure = text(d, "on_failure", &at)?
         .map(|p| EdgePolicy::parse(&p).map_err(|e| invalid(format!("{at}: {}", core_message(e)))))
         .transpose()?;
-    let options = match d.get_item("options")? {
-        Some(o) if !o.is_none() => Some(
-            o.cast::<PyDict>()
-                .map_err(|_| invalid(format!("{at}: options must be a dict, not {}", type_name(&o))))?
-                .clone(),
-        ),
-        _ => None,
-    };
+    let options = args::item::<Bound<'_, PyDict>>(d, "options", &format!("{at}: options"))?;
     // Every error of the options is about the input: it becomes InvalidArgument naming the node.
     let options = enqueue_options(options.as_ref()).map_err(|e| {
         Python::attach(|py| {
@@ -94,14 +77,8 @@ fn node_at<'py>(obj: &Bound<'py, PyAny>, path: &str) -> PyResult<(FlowNode, Vec<
             invalid(format!("{at}: {}", m.strip_prefix("invalid argument: ").unwrap_or(&m)))
         })
     })?;
-    let children = match d.get_item("children")? {
-        Some(c) if !c.is_none() => c
-            .cast::<PyList>()
-            .map_err(|_| invalid(format!("{at}: children must be a list, not {}", type_name(&c))))?
-            .iter()
-            .collect(),
-        _ => Vec::new(),
-    };
+    let children = args::item::<Bound<'_, PyList>>(d, "children", &format!("{at}: children"))?
+        .map_or_else(Vec::new, |c| c.iter().collect());
     let node = FlowNode {
         id: text(d, "id", &at)?,
         namespace: text(d, "namespace", &at)?,
@@ -116,11 +93,5 @@ fn node_at<'py>(obj: &Bound<'py, PyAny>, path: &str) -> PyResult<(FlowNode, Vec<
 
 /// A string value, `None` when absent or `None`.
 fn text(d: &Bound<'_, PyDict>, key: &str, at: &str) -> PyResult<Option<String>> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v
-            .extract()
-            .map(Some)
-            .map_err(|_| invalid(format!("{at}: {key} must be a string, not {}", type_name(&v)))),
-        _ => Ok(None),
-    }
+    args::item(d, key, &format!("{at}: {key}"))
 }

@@ -6,6 +6,7 @@
 //! Python-facing API (tasks, serialization, async twins, the worker CLI) lives in the pure
 //! Python package beside it (`python/flexiq`).
 
+mod args;
 mod context;
 mod convert;
 mod errors;

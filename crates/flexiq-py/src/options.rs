@@ -13,8 +13,9 @@
 use flexiq_core::dedup::{DedupMode, DedupOptions};
 use flexiq_core::{Backoff, EnqueueOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt};
+use pyo3::types::PyDict;
 
+use crate::args::{self, type_name, FromArg, JobIds, Millis};
 use crate::errors::{core_message, invalid};
 
 /// Every key an options dict may carry.
@@ -38,29 +39,15 @@ pub(crate) const KEYS: [&str; 14] = [
 /// Every key a `dedup` dict may carry.
 const DEDUP_KEYS: [&str; 5] = ["id", "mode", "ttl_ms", "extend", "replace"];
 
-/// The value of `key`, `None` when absent or `None`; a wrong type names the key.
-fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, what: &str) -> PyResult<Option<T>> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract().map(Some).map_err(|_| {
-            if v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>() {
-                invalid(format!("enqueue option {key} {v} is out of range"))
-            } else {
-                invalid(format!("enqueue option {key} must be {what}, not {}", type_name(&v)))
-            }
-        }),
-        _ => Ok(None),
-    }
+/// The value of `key` read as `T` (see [`FromArg`]), `None` when absent or `None`; its
+/// errors name the option.
+fn get<'py, T: FromArg<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    args::item(d, key, &format!("enqueue option {key}"))
 }
 
 /// A flag, `false` when absent or `None`; only a `bool` is one (not 0 or 1).
 fn flag(d: &Bound<'_, PyDict>, key: &str) -> PyResult<bool> {
-    match d.get_item(key)? {
-        Some(v) if v.is_instance_of::<PyBool>() => v.extract(),
-        Some(v) if !v.is_none() => {
-            Err(invalid(format!("enqueue option {key} must be a bool, not {}", type_name(&v))))
-        }
-        _ => Ok(false),
-    }
+    Ok(get::<bool>(d, key)?.unwrap_or(false))
 }
 
 /// The `dedup` option, `None` when absent or `None`; checked by core's `validate` as well,
@@ -79,37 +66,19 @@ fn dedup(d: &Bound<'_, PyDict>) -> PyResult<Option<DedupOptions>> {
             return Err(invalid(format!("unknown dedup key {k:?} (expected {})", DEDUP_KEYS.join(", "))));
         }
     }
-    let id: String = match spec.get_item("id")? {
-        Some(i) if !i.is_none() => {
-            i.extract().map_err(|_| invalid(format!("dedup id must be a string, not {}", type_name(&i))))?
-        }
-        _ => return Err(invalid("dedup needs an id")),
-    };
+    let id: String = args::item(spec, "id", "dedup id")?.ok_or_else(|| invalid("dedup needs an id"))?;
     let what = |key: &str| format!("dedup {id}: {key}");
-    let mode = match spec.get_item("mode")? {
-        Some(m) if !m.is_none() => {
-            let name: String = m
-                .extract()
-                .map_err(|_| invalid(format!("{} must be a string, not {}", what("mode"), type_name(&m))))?;
+    let mode = match args::item::<String>(spec, "mode", &what("mode"))? {
+        Some(name) => {
             DedupMode::parse(&name).map_err(|e| invalid(format!("dedup {id}: {}", core_message(e))))?
         }
-        _ => DedupMode::default(),
+        None => DedupMode::default(),
     };
-    let ttl_ms = match spec.get_item("ttl_ms")? {
-        Some(t) if t.is_instance_of::<PyInt>() && !t.is_instance_of::<PyBool>() => {
-            let n: i64 =
-                t.extract().map_err(|_| invalid(format!("{} {t} is out of range", what("ttl_ms"))))?;
-            Some(u64::try_from(n).map_err(|_| invalid(format!("{} {n} must be positive", what("ttl_ms"))))?)
-        }
-        Some(t) if !t.is_none() => {
-            return Err(invalid(format!(
-                "{} must be an integer (ms), not {}",
-                what("ttl_ms"),
-                type_name(&t)
-            )));
-        }
-        _ => None,
-    };
+    let ttl_ms = args::item::<Millis>(spec, "ttl_ms", &what("ttl_ms"))?
+        .map(|Millis(n)| {
+            u64::try_from(n).map_err(|_| invalid(format!("{} {n} must be positive", what("ttl_ms"))))
+        })
+        .transpose()?;
     let opts = DedupOptions {
         mode,
         ttl_ms,
@@ -122,17 +91,7 @@ fn dedup(d: &Bound<'_, PyDict>) -> PyResult<Option<DedupOptions>> {
 }
 
 fn dedup_flag(spec: &Bound<'_, PyDict>, id: &str, key: &str) -> PyResult<bool> {
-    match spec.get_item(key)? {
-        Some(v) if v.is_instance_of::<PyBool>() => v.extract(),
-        Some(v) if !v.is_none() => {
-            Err(invalid(format!("dedup {id}: {key} must be a bool, not {}", type_name(&v))))
-        }
-        _ => Ok(false),
-    }
-}
-
-pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string())
+    Ok(args::item::<bool>(spec, key, &format!("dedup {id}: {key}"))?.unwrap_or(false))
 }
 
 fn non_negative(key: &str, v: Option<i64>) -> PyResult<Option<u64>> {
@@ -149,14 +108,14 @@ pub(crate) fn enqueue_options(d: Option<&Bound<'_, PyDict>>) -> PyResult<Enqueue
             return Err(invalid(format!("unknown enqueue option {k:?}")));
         }
     }
-    let priority = get::<i64>(d, "priority", "an integer")?
+    let priority = get::<i64>(d, "priority")?
         .map(|p| i32::try_from(p).map_err(|_| invalid(format!("priority {p} is outside the 32-bit range"))))
         .transpose()?;
-    let max_retries = get::<i64>(d, "max_retries", "an integer")?
+    let max_retries = get::<i64>(d, "max_retries")?
         .map(|n| u32::try_from(n).map_err(|_| invalid(format!("max_retries {n} must be 0 or more"))))
         .transpose()?;
-    let base = non_negative("backoff_ms", get(d, "backoff_ms", "an integer (ms)")?)?;
-    let max = non_negative("backoff_max_ms", get(d, "backoff_max_ms", "an integer (ms)")?)?;
+    let base = non_negative("backoff_ms", get::<Millis>(d, "backoff_ms")?.map(|m| m.0))?;
+    let max = non_negative("backoff_max_ms", get::<Millis>(d, "backoff_max_ms")?.map(|m| m.0))?;
     let backoff = match (base, max) {
         (None, None) => None,
         (base, max) => {
@@ -165,22 +124,22 @@ pub(crate) fn enqueue_options(d: Option<&Bound<'_, PyDict>>) -> PyResult<Enqueue
             Some(Backoff { base_ms, max_ms: max.unwrap_or(d.max_ms.max(base_ms)) })
         }
     };
-    let timeout_ms = match get::<i64>(d, "timeout_ms", "an integer (ms)")? {
+    let timeout_ms = match get::<Millis>(d, "timeout_ms")?.map(|m| m.0) {
         Some(t) if t <= 0 => return Err(invalid(format!("timeout {t} ms must be positive"))),
         t => non_negative("timeout_ms", t)?,
     };
     Ok(EnqueueOptions {
-        queue: get(d, "queue", "a string")?,
+        queue: get(d, "queue")?,
         priority,
-        delay_ms: non_negative("delay_ms", get(d, "delay_ms", "an integer (ms)")?)?,
-        run_at: get(d, "run_at", "an integer (Unix ms)")?,
+        delay_ms: non_negative("delay_ms", get::<Millis>(d, "delay_ms")?.map(|m| m.0))?,
+        run_at: get::<Millis>(d, "run_at")?.map(|m| m.0),
         max_retries,
         backoff,
         timeout_ms,
-        unique_key: get(d, "unique_key", "a string")?,
-        metadata: get(d, "metadata", "JSON object text")?,
-        depends_on: get::<Vec<String>>(d, "depends_on", "a list of job ids")?.unwrap_or_default(),
-        group_key: get(d, "group_key", "a string")?,
+        unique_key: get(d, "unique_key")?,
+        metadata: get(d, "metadata")?,
+        depends_on: get::<JobIds>(d, "depends_on")?.map_or_else(Vec::new, |ids| ids.0),
+        group_key: get(d, "group_key")?,
         lifo: flag(d, "lifo")?,
         dedup: dedup(d)?,
         ..Default::default()

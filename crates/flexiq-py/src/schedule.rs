@@ -24,10 +24,11 @@
 use flexiq_core::schedule::MAX_CATCH_UP;
 use flexiq_core::{CatchUp, JobTemplate, Repeat, RepeatRule};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyInt};
+use pyo3::types::PyDict;
 
+use crate::args::{self, Bytes};
 use crate::errors::{core_message, invalid};
-use crate::options::{enqueue_options, type_name};
+use crate::options::enqueue_options;
 
 /// Every key a `repeat` dict may carry.
 pub(crate) const REPEAT_KEYS: [&str; 9] = [
@@ -51,31 +52,14 @@ pub(crate) const CATCH_UP_NAMES: [&str; 3] = ["latest", "none", "all"];
 /// The cap of `catch_up = "all"` when `catch_up_max` is not given.
 pub(crate) const DEFAULT_CATCH_UP_MAX: u32 = 100;
 
-/// The value of `key`; `None` when absent or `None`.
-fn value<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-    Ok(d.get_item(key)?.filter(|v| !v.is_none()))
-}
-
 /// An integer value (a `bool` is refused rather than read as 0 or 1).
 fn int(d: &Bound<'_, PyDict>, key: &str, at: &str) -> PyResult<Option<i64>> {
-    match value(d, key)? {
-        Some(v) if v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>() => {
-            v.extract().map(Some).map_err(|_| invalid(format!("{at}: {key} {v} is out of range")))
-        }
-        Some(v) => Err(invalid(format!("{at}: {key} must be an integer, not {}", type_name(&v)))),
-        None => Ok(None),
-    }
+    args::item(d, key, &format!("{at}: {key}"))
 }
 
 /// A string value.
 fn text(d: &Bound<'_, PyDict>, key: &str, at: &str) -> PyResult<Option<String>> {
-    match value(d, key)? {
-        Some(v) => v
-            .extract()
-            .map(Some)
-            .map_err(|_| invalid(format!("{at}: {key} must be a string, not {}", type_name(&v)))),
-        None => Ok(None),
-    }
+    args::item(d, key, &format!("{at}: {key}"))
 }
 
 /// Refuses a key that is not in `allowed`, or not a string.
@@ -119,11 +103,7 @@ pub(crate) fn repeat_rule(id: &str, d: &Bound<'_, PyDict>) -> PyResult<RepeatRul
                 .ok_or_else(|| invalid(format!("{at}: limit {n} must be 1 or more")))
         })
         .transpose()?;
-    let immediately = match value(d, "immediately")? {
-        Some(v) if v.is_instance_of::<PyBool>() => v.extract()?,
-        Some(v) => return Err(invalid(format!("{at}: immediately must be a bool, not {}", type_name(&v)))),
-        None => false,
-    };
+    let immediately = args::item::<bool>(d, "immediately", &format!("{at}: immediately"))?.unwrap_or(false);
     let max = int(d, "catch_up_max", &at)?;
     let catch_up = match text(d, "catch_up", &at)?.as_deref().unwrap_or("latest") {
         "all" => {
@@ -165,22 +145,9 @@ pub(crate) fn job_template(id: &str, d: &Bound<'_, PyDict>) -> PyResult<JobTempl
     let at = format!("scheduler {id}: template");
     check_keys(d, &TEMPLATE_KEYS, "template", &at)?;
     let task = text(d, "task", &at)?.ok_or_else(|| invalid(format!("{at} needs a task name")))?;
-    let payload = match value(d, "payload")? {
-        Some(p) => p
-            .cast::<PyBytes>()
-            .map_err(|_| invalid(format!("{at}: payload must be bytes, not {}", type_name(&p))))?
-            .as_bytes()
-            .to_vec(),
-        None => Vec::new(),
-    };
-    let options = match value(d, "options")? {
-        Some(o) => Some(
-            o.cast::<PyDict>()
-                .map_err(|_| invalid(format!("{at}: options must be a dict, not {}", type_name(&o))))?
-                .clone(),
-        ),
-        None => None,
-    };
+    let payload =
+        args::item::<Bytes>(d, "payload", &format!("{at}: payload"))?.map_or_else(Vec::new, |b| b.0);
+    let options = args::item::<Bound<'_, PyDict>>(d, "options", &format!("{at}: options"))?;
     // Every error of the options is about the input: it becomes InvalidArgument naming the
     // scheduler.
     let options = enqueue_options(options.as_ref()).map_err(|e| {

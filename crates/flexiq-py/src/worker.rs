@@ -25,6 +25,7 @@ use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::args;
 use crate::context::NativeJobContext;
 use crate::errors::{invalid, to_py_err};
 use crate::handler_threads::HandlerThreads;
@@ -123,15 +124,15 @@ impl NativeWorker {
         queue: &NativeQueue,
         dispatcher: Py<PyAny>,
         tasks: Vec<TaskSpec>,
-        concurrency: i64,
-        queues: Option<Vec<String>>,
-        shutdown_timeout_ms: Option<u64>,
-        worker_id: Option<String>,
-        lease_ms: Option<u64>,
-        maintenance: bool,
-        prefetch: Option<i64>,
-        events_max_len: Option<i64>,
-        events_max_age_ms: Option<u64>,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: i64,
+        #[pyo3(from_py_with = args::queues)] queues: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::shutdown_timeout_ms)] shutdown_timeout_ms: Option<u64>,
+        #[pyo3(from_py_with = args::worker_id)] worker_id: Option<String>,
+        #[pyo3(from_py_with = args::lease_ms)] lease_ms: Option<u64>,
+        #[pyo3(from_py_with = args::maintenance)] maintenance: bool,
+        #[pyo3(from_py_with = args::prefetch)] prefetch: Option<i64>,
+        #[pyo3(from_py_with = args::events_max_len)] events_max_len: Option<i64>,
+        #[pyo3(from_py_with = args::events_max_age_ms)] events_max_age_ms: Option<u64>,
     ) -> PyResult<Self> {
         let concurrency = u32::try_from(concurrency)
             .map_err(|_| invalid(format!("concurrency {concurrency} must be between 1 and 10000")))?;
@@ -208,7 +209,11 @@ impl NativeWorker {
     /// it stopped without becoming ready: `False` (its `run` raises why). `timeout_ms` is in
     /// ms (`None`: no limit); running out of it raises `FlexiqTimeout`.
     #[pyo3(signature = (timeout_ms=None))]
-    fn wait_ready(&self, py: Python<'_>, timeout_ms: Option<u64>) -> PyResult<bool> {
+    fn wait_ready(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::timeout_ms)] timeout_ms: Option<u64>,
+    ) -> PyResult<bool> {
         let deadline = millis(timeout_ms).map(|d| Instant::now() + d);
         loop {
             let slice = Duration::from_millis(SIGNAL_CHECK_MS);

@@ -12,6 +12,7 @@ def test_hierarchy_and_codes() -> None:
         ex.JobNotFound: ("NOT_FOUND", KeyError),
         ex.NotFound: ("NOT_FOUND", KeyError),
         ex.InvalidArgument: ("INVALID_ARGUMENT", ValueError),
+        ex.WrongType: ("INVALID_ARGUMENT", TypeError),
         ex.FlexiqTimeout: ("TIMEOUT", TimeoutError),
         ex.QueueFull: ("QUEUE_FULL", Exception),
         ex.TaskRevoked: ("TASK_REVOKED", Exception),
@@ -28,6 +29,7 @@ def test_hierarchy_and_codes() -> None:
         assert issubclass(cls, flexiq.FlexiqError) and issubclass(cls, builtin)
         assert cls.code == code
         assert getattr(flexiq, cls.__name__) is cls
+    assert issubclass(ex.WrongType, ex.InvalidArgument)
     assert ex.error_for_code("QUEUE_FULL") is ex.QueueFull
     assert ex.error_for_code("TASK_REVOKED") is ex.TaskRevoked
     assert not issubclass(ex.TaskRevoked, ex.Conflict)

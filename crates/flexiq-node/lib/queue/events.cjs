@@ -11,7 +11,7 @@
 // opened when the first event listener is added and stopped when the last one is removed or
 // the queue closes. Listeners read the store's stream, so they see what every process does.
 
-const nativeModule = require('../../native.cjs');
+const nativeModule = require('../addon.cjs');
 const { native } = require('./base.cjs');
 const { callSync, callAsync, invalid } = require('../errors.cjs');
 const { encode, shown, integer, options } = require('../args.cjs');

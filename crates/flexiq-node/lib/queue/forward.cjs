@@ -13,7 +13,7 @@
 // cannot tell, since napi throws synchronously for an argument it cannot convert, from an
 // async method too.
 
-const native = require('../../native.cjs');
+const native = require('../addon.cjs');
 const ASYNC = require('../../native-async.cjs');
 const { native: nativeOf } = require('./base.cjs');
 const { callSync, callAsync } = require('../errors.cjs');

@@ -66,7 +66,7 @@ impl NativeQueue {
     /// with `STALLED` (a whole number, 0 to 10,000; 0 fails the first stall). Synchronous.
     #[napi]
     pub fn set_queue_max_stalled(&self, queue: String, max_stalled_count: f64) -> Result<()> {
-        let n = args::whole("maxStalledCount", max_stalled_count)?;
+        let n = args::non_negative("maxStalledCount", max_stalled_count)?;
         let q = self.queue()?;
         block_on(q.set_queue_max_stalled(&queue, n)).napi()
     }

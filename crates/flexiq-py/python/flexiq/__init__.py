@@ -38,6 +38,7 @@ from .exceptions import (
     Superseded,
     TaskRevoked,
     Unsupported,
+    WrongType,
 )
 from .models import (
     ChildDependency,
@@ -106,6 +107,7 @@ __all__ = [
     "WorkflowJobSpec",
     "WorkflowJobs",
     "WorkflowServes",
+    "WrongType",
     "contract_level",
     "current_job",
     "reserved_setting_prefixes",

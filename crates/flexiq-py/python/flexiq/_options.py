@@ -6,8 +6,8 @@ take them as keyword arguments typed by it, each job of ``Queue.enqueue_many`` c
 as keys, and :func:`native_options` is the one place they become the engine's options dict
 (milliseconds, Unix ms, JSON text) that the native ``enqueue`` / ``enqueue_many`` convert
 once more, in Rust, into the engine's type (:func:`public_options` is the way back, for the
-options a stored record reports). A wrong type is :class:`~flexiq.InvalidArgument`,
-like a wrong value; an unknown option name is a ``TypeError`` for keyword arguments and an
+options a stored record reports). A wrong type is :class:`~flexiq.WrongType` (an
+:class:`~flexiq.InvalidArgument`, like a wrong value); an unknown option name is a ``TypeError`` for keyword arguments and an
 ``InvalidArgument`` for a batch job's key. The ``dedup`` option is a :class:`DedupOptions`
 dict; its window ``ttl_ms`` is milliseconds, as the store contract names it.
 """
@@ -18,8 +18,9 @@ import datetime as _dt
 import json
 from typing import Any, Dict, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
+from ._args import flag, integer, text
 from ._units import seconds_to_ms
-from .exceptions import InvalidArgument
+from .exceptions import InvalidArgument, WrongType
 from .result import JobResult
 
 __all__ = [
@@ -105,24 +106,6 @@ def check_option_names(where: str, options: Mapping[str, Any]) -> None:
             raise TypeError(f"{where}() got an unexpected keyword argument {name!r}")
 
 
-def _int(what: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"{what} must be an integer, not {type(value).__name__}")
-    return value
-
-
-def _bool(what: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidArgument(f"{what} must be a bool, not {type(value).__name__}")
-    return value
-
-
-def _str(what: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise InvalidArgument(f"{what} must be a string, not {type(value).__name__}")
-    return value
-
-
 _DEDUP_KEYS = tuple(DedupOptions.__annotations__)
 
 
@@ -130,23 +113,23 @@ def _dedup(spec: Any) -> Dict[str, Any]:
     """The ``dedup`` option as the engine's dict, its types checked (its rules, such as which
     modes take ``ttl_ms``, are the engine's)."""
     if not isinstance(spec, Mapping):
-        raise InvalidArgument(f"dedup must be a dict, not {type(spec).__name__}")
+        raise WrongType(f"dedup must be a dict, not {type(spec).__name__}")
     unknown = sorted(str(k) for k in spec if k not in _DEDUP_KEYS)
     if unknown:
         raise InvalidArgument(f"dedup has unknown keys {unknown}: expected {', '.join(_DEDUP_KEYS)}")
     if spec.get("id") is None:
         raise InvalidArgument("dedup needs an id")
-    out: Dict[str, Any] = {"id": _str("dedup id", spec["id"])}
+    out: Dict[str, Any] = {"id": text("dedup id", spec["id"])}
     mode = spec.get("mode")
     if mode is not None:
-        if _str("dedup mode", mode) not in DEDUP_MODES:
+        if text("dedup mode", mode) not in DEDUP_MODES:
             raise InvalidArgument(f"unknown dedup mode {mode!r}: expected {', '.join(DEDUP_MODES)}")
         out["mode"] = mode
     if spec.get("ttl_ms") is not None:
-        out["ttl_ms"] = _int("dedup ttl_ms", spec["ttl_ms"])
-    for flag in ("extend", "replace"):
-        if spec.get(flag) is not None:
-            out[flag] = _bool(f"dedup {flag}", spec[flag])
+        out["ttl_ms"] = integer("dedup ttl_ms", spec["ttl_ms"])
+    for name in ("extend", "replace"):
+        if spec.get(name) is not None:
+            out[name] = flag(f"dedup {name}", spec[name])
     return out
 
 
@@ -157,7 +140,7 @@ def _run_at_ms(eta: Any) -> Optional[int]:
             eta = eta.astimezone()
         return seconds_to_ms("eta", eta.timestamp())
     if isinstance(eta, bool) or not isinstance(eta, (int, float)):
-        raise InvalidArgument(f"eta must be a datetime or Unix seconds, not {type(eta).__name__}")
+        raise WrongType(f"eta must be a datetime or Unix seconds, not {type(eta).__name__}")
     return seconds_to_ms("eta", eta)
 
 
@@ -170,7 +153,7 @@ def metadata_text(metadata: Union[Dict[str, Any], str, None]) -> Optional[str]:
             return json.dumps(metadata, separators=(",", ":"))
         except (TypeError, ValueError) as e:
             raise InvalidArgument(f"metadata is not JSON serializable: {e}") from None
-    raise InvalidArgument(f"metadata must be a dict or JSON text, not {type(metadata).__name__}")
+    raise WrongType(f"metadata must be a dict or JSON text, not {type(metadata).__name__}")
 
 
 def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
@@ -183,21 +166,21 @@ def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
         raise InvalidArgument("give delay or eta, not both")
     out: Dict[str, Any] = {}
     if "queue" in o:
-        out["queue"] = _str("queue", o["queue"])
+        out["queue"] = text("queue", o["queue"])
     if "priority" in o:
-        out["priority"] = _int("priority", o["priority"])
+        out["priority"] = integer("priority", o["priority"])
     if "delay" in o:
         out["delay_ms"] = seconds_to_ms("delay", o["delay"])
     if "eta" in o:
         out["run_at"] = _run_at_ms(o["eta"])
     if "max_retries" in o:
-        out["max_retries"] = _int("max_retries", o["max_retries"])
+        out["max_retries"] = integer("max_retries", o["max_retries"])
     if "retry_backoff" in o:
         out["backoff_ms"] = seconds_to_ms("retry_backoff", o["retry_backoff"])
     if "timeout" in o:
         out["timeout_ms"] = seconds_to_ms("timeout", o["timeout"], positive=True)
     if "unique_key" in o:
-        out["unique_key"] = _str("unique_key", o["unique_key"])
+        out["unique_key"] = text("unique_key", o["unique_key"])
     if "metadata" in o:
         out["metadata"] = metadata_text(o["metadata"])
     if "depends_on" in o:
@@ -205,12 +188,12 @@ def native_options(options: Mapping[str, Any]) -> Dict[str, Any]:
         if isinstance(deps, (str, JobResult)):
             deps = [deps]
         if not isinstance(deps, (list, tuple)):
-            raise InvalidArgument(f"depends_on must be job ids or JobResults, not {type(deps).__name__}")
-        out["depends_on"] = [d.id if isinstance(d, JobResult) else _str("a dependency", d) for d in deps]
+            raise WrongType(f"depends_on must be job ids or JobResults, not {type(deps).__name__}")
+        out["depends_on"] = [d.id if isinstance(d, JobResult) else text("a dependency", d) for d in deps]
     if "group_key" in o:
-        out["group_key"] = _str("group_key", o["group_key"])
+        out["group_key"] = text("group_key", o["group_key"])
     if "lifo" in o:
-        out["lifo"] = _bool("lifo", o["lifo"])
+        out["lifo"] = flag("lifo", o["lifo"])
     if "dedup" in o:
         out["dedup"] = _dedup(o["dedup"])
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from .exceptions import InvalidArgument
+from .exceptions import InvalidArgument, WrongType
 
 __all__ = ["NotSeconds", "seconds_to_ms"]
 
@@ -19,9 +19,8 @@ __all__ = ["NotSeconds", "seconds_to_ms"]
 _MAX_MS = 2**63 - 1
 
 
-class NotSeconds(InvalidArgument, TypeError):
-    """A duration that is not a number: an :class:`~flexiq.InvalidArgument`, and a
-    ``TypeError`` as any wrong type is."""
+class NotSeconds(WrongType):
+    """A duration that is not a number: a :class:`~flexiq.WrongType`."""
 
 
 def seconds_to_ms(what: str, seconds: Union[int, float, None], *, positive: bool = False) -> Optional[int]:

@@ -3,8 +3,8 @@
 Every error carries a stable upper-case ``code`` (the same codes the Node SDK and the CLI
 report), so callers can branch on ``except flexiq.QueueFull`` or on ``err.code`` without
 parsing messages. Where a built-in exception means the same thing the class also derives
-from it: an unknown id is a ``KeyError``, bad input a ``ValueError``, a wait that ran out a
-``TimeoutError``.
+from it: an unknown id is a ``KeyError``, bad input a ``ValueError`` (and a value of the wrong
+type also a ``TypeError``), a wait that ran out a ``TimeoutError``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ __all__ = [
     "NotFound",
     "JobNotFound",
     "InvalidArgument",
+    "WrongType",
     "QueueFull",
     "TaskRevoked",
     "ContractTooOld",
@@ -60,6 +61,14 @@ class JobNotFound(NotFound):
 
 class InvalidArgument(FlexiqError, ValueError):
     """Malformed or out-of-range input: nothing was written."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type (a string for a count, a ``bool`` for a priority, a
+    number for an id): an :class:`InvalidArgument`, and a ``TypeError`` as Python's own wrong
+    types are. Nothing was written."""
 
     code = "INVALID_ARGUMENT"
 

@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::{retention_from, NativeQueue};
+use crate::args;
 use crate::convert;
 use crate::runtime::block_on;
 
@@ -22,23 +23,32 @@ impl NativeQueue {
     fn dry_run_retention<'py>(
         &self,
         py: Python<'py>,
-        retention: Option<&Bound<'py, PyDict>>,
+        #[pyo3(from_py_with = args::retention)] retention: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let r = retention.map(retention_from).transpose()?;
+        let r = retention.as_ref().map(retention_from).transpose()?;
         let q = self.inner.clone();
         let p = block_on(py, async move { q.dry_run_retention(r).await })?;
         convert::retention_preview(py, &p)
     }
 
     /// A setting's value, `None` when never set.
-    fn get_setting(&self, py: Python<'_>, key: &str) -> PyResult<Option<String>> {
-        let (q, k) = (self.inner.clone(), key.to_string());
+    fn get_setting(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<Option<String>> {
+        let (q, k) = (self.inner.clone(), key);
         block_on(py, async move { q.get_setting(&k).await })
     }
 
     /// Writes a setting (last write wins).
-    fn set_setting(&self, py: Python<'_>, key: &str, value: &str) -> PyResult<()> {
-        let (q, k, v) = (self.inner.clone(), key.to_string(), value.to_string());
+    fn set_setting(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+        #[pyo3(from_py_with = args::value)] value: String,
+    ) -> PyResult<()> {
+        let (q, k, v) = (self.inner.clone(), key, value);
         block_on(py, async move { q.set_setting(&k, &v).await })
     }
 
@@ -46,17 +56,21 @@ impl NativeQueue {
     fn set_setting_if(
         &self,
         py: Python<'_>,
-        key: &str,
-        expected: Option<String>,
-        value: &str,
+        #[pyo3(from_py_with = args::key)] key: String,
+        #[pyo3(from_py_with = args::expected)] expected: Option<String>,
+        #[pyo3(from_py_with = args::value)] value: String,
     ) -> PyResult<bool> {
-        let (q, k, v) = (self.inner.clone(), key.to_string(), value.to_string());
+        let (q, k, v) = (self.inner.clone(), key, value);
         block_on(py, async move { q.set_setting_if(&k, expected.as_deref(), &v).await })
     }
 
     /// Deletes a setting; false when it did not exist.
-    fn delete_setting(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
-        let (q, k) = (self.inner.clone(), key.to_string());
+    fn delete_setting(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::key)] key: String,
+    ) -> PyResult<bool> {
+        let (q, k) = (self.inner.clone(), key);
         block_on(py, async move { q.delete_setting(&k).await })
     }
 
@@ -80,7 +94,11 @@ impl NativeQueue {
     }
 
     /// Moves the contract floor (1 to this build's level).
-    fn set_min_contract(&self, py: Python<'_>, level: i64) -> PyResult<()> {
+    fn set_min_contract(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::level)] level: i64,
+    ) -> PyResult<()> {
         let q = self.inner.clone();
         block_on(py, async move { q.set_min_contract(level).await })
     }

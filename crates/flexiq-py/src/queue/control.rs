@@ -6,19 +6,28 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::NativeQueue;
+use crate::args;
 use crate::runtime::block_on;
 
 #[pymethods]
 impl NativeQueue {
     /// Pauses a queue for every worker of the namespace (persisted).
-    fn pause(&self, py: Python<'_>, queue_name: &str) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn pause(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.pause(&n).await })
     }
 
     /// Resumes a paused queue.
-    fn resume(&self, py: Python<'_>, queue_name: &str) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn resume(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.resume(&n).await })
     }
 
@@ -29,26 +38,44 @@ impl NativeQueue {
     }
 
     /// Sets a queue's rate limit (`"N/s"`, `"N/m"`, `"N/h"`).
-    fn set_queue_rate_limit(&self, py: Python<'_>, queue_name: &str, rate_limit: &str) -> PyResult<()> {
-        let (q, n, r) = (self.inner.clone(), queue_name.to_string(), rate_limit.to_string());
+    fn set_queue_rate_limit(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+        #[pyo3(from_py_with = args::rate_limit)] rate_limit: String,
+    ) -> PyResult<()> {
+        let (q, n, r) = (self.inner.clone(), queue_name, rate_limit);
         block_on(py, async move { q.set_queue_rate_limit(&n, &r).await })
     }
 
     /// Removes a queue's rate limit.
-    fn clear_queue_rate_limit(&self, py: Python<'_>, queue_name: &str) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn clear_queue_rate_limit(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.clear_queue_rate_limit(&n).await })
     }
 
     /// Caps the running jobs of a queue across all workers.
-    fn set_queue_concurrency(&self, py: Python<'_>, queue_name: &str, max_concurrent: i64) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn set_queue_concurrency(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+        #[pyo3(from_py_with = args::max_concurrent)] max_concurrent: i64,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.set_queue_concurrency(&n, max_concurrent).await })
     }
 
     /// Removes a queue's concurrency cap.
-    fn clear_queue_concurrency(&self, py: Python<'_>, queue_name: &str) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn clear_queue_concurrency(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.clear_queue_concurrency(&n).await })
     }
 
@@ -56,23 +83,31 @@ impl NativeQueue {
     fn set_queue_max_stalled(
         &self,
         py: Python<'_>,
-        queue_name: &str,
-        max_stalled_count: i64,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+        #[pyo3(from_py_with = args::max_stalled_count)] max_stalled_count: i64,
     ) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.set_queue_max_stalled(&n, max_stalled_count).await })
     }
 
     /// Restores a queue's stall budget to the default.
-    fn clear_queue_max_stalled(&self, py: Python<'_>, queue_name: &str) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn clear_queue_max_stalled(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.clear_queue_max_stalled(&n).await })
     }
 
     /// A queue's controls: `{"paused", "rate_limit" (str or None), "concurrency" (int or None),
     /// "max_stalled_count" (int or None: the default)}`.
-    fn queue_config<'py>(&self, py: Python<'py>, queue_name: &str) -> PyResult<Bound<'py, PyDict>> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn queue_config<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (q, n) = (self.inner.clone(), queue_name);
         let c = block_on(py, async move { q.queue_config(&n).await })?;
         let d = PyDict::new(py);
         d.set_item("paused", c.paused)?;
@@ -83,20 +118,32 @@ impl NativeQueue {
     }
 
     /// Cancels every pending job of a queue; returns how many.
-    fn purge(&self, py: Python<'_>, queue_name: &str) -> PyResult<u64> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn purge(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<u64> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.purge(&n).await })
     }
 
     /// Refuses every future enqueue of a task with `TaskRevoked`; pending jobs still run.
-    fn revoke_task(&self, py: Python<'_>, task_name: &str) -> PyResult<()> {
-        let (q, n) = (self.inner.clone(), task_name.to_string());
+    fn revoke_task(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::task_name)] task_name: String,
+    ) -> PyResult<()> {
+        let (q, n) = (self.inner.clone(), task_name);
         block_on(py, async move { q.revoke_task(&n).await })
     }
 
     /// Lifts a revocation; false when the task was not revoked.
-    fn unrevoke_task(&self, py: Python<'_>, task_name: &str) -> PyResult<bool> {
-        let (q, n) = (self.inner.clone(), task_name.to_string());
+    fn unrevoke_task(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::task_name)] task_name: String,
+    ) -> PyResult<bool> {
+        let (q, n) = (self.inner.clone(), task_name);
         block_on(py, async move { q.unrevoke_task(&n).await })
     }
 
@@ -107,14 +154,22 @@ impl NativeQueue {
     }
 
     /// Deletes completed jobs older than `older_than` seconds; returns how many.
-    fn purge_completed(&self, py: Python<'_>, older_than: i64) -> PyResult<u64> {
+    fn purge_completed(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::older_than)] older_than: i64,
+    ) -> PyResult<u64> {
         let q = self.inner.clone();
         block_on(py, async move { q.purge_completed(older_than).await })
     }
 
     /// Forces a stuck running job back to pending; false when missing or not running.
-    fn requeue_job(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn requeue_job(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<bool> {
+        let (q, id) = (self.inner.clone(), job_id);
         block_on(py, async move { q.requeue_job(&id).await })
     }
 }

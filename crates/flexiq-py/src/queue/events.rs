@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::NativeQueue;
+use crate::args;
 use crate::convert;
 use crate::errors::invalid;
 use crate::runtime::{block_on, runtime};
@@ -54,7 +55,11 @@ impl EventIter {
     /// The next event as a dict, or `None` when none committed within `timeout_ms` (0 to
     /// 60,000 ms). After the stream failed (its error was raised once) or was closed, raises
     /// `Closed`.
-    fn next_within<'py>(&self, py: Python<'py>, timeout_ms: i64) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn next_within<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::timeout_ms)] timeout_ms: i64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let wait = u64::try_from(timeout_ms).ok().filter(|ms| *ms <= MAX_SLICE_MS).ok_or_else(|| {
             invalid(format!("timeout_ms {timeout_ms} must be between 0 and {MAX_SLICE_MS}"))
         })?;
@@ -134,14 +139,14 @@ impl NativeQueue {
     fn publish_event(
         &self,
         py: Python<'_>,
-        name: &str,
-        data_json: &str,
-        job_id: Option<String>,
-        queue: Option<String>,
+        #[pyo3(from_py_with = args::name)] name: String,
+        #[pyo3(from_py_with = args::data_json)] data_json: String,
+        #[pyo3(from_py_with = args::job_id)] job_id: Option<String>,
+        #[pyo3(from_py_with = args::queue)] queue: Option<String>,
     ) -> PyResult<String> {
         let data: serde_json::Value =
-            serde_json::from_str(data_json).map_err(|e| invalid(format!("data of event {name}: {e}")))?;
-        let (q, name) = (self.inner.clone(), name.to_string());
+            serde_json::from_str(&data_json).map_err(|e| invalid(format!("data of event {name}: {e}")))?;
+        let (q, name) = (self.inner.clone(), name);
         block_on(py, async move { q.publish_event(&name, data, job_id.as_deref(), queue.as_deref()).await })
     }
 
@@ -152,9 +157,9 @@ impl NativeQueue {
     fn read_events<'py>(
         &self,
         py: Python<'py>,
-        after: Option<String>,
-        block_ms: i64,
-        limit: i64,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
+        #[pyo3(from_py_with = args::block_ms)] block_ms: i64,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
     ) -> PyResult<Bound<'py, PyList>> {
         let q = self.inner.clone();
         let rows = block_on(py, async move { q.read_events(after.as_deref(), block_ms, limit).await })?;
@@ -176,14 +181,23 @@ impl NativeQueue {
     /// returns how many were dropped. A worker's elected cleaner trims every round on its own
     /// (10,000 events by default).
     #[pyo3(signature = (max_len, *, max_age_ms=None))]
-    fn trim_events(&self, py: Python<'_>, max_len: i64, max_age_ms: Option<i64>) -> PyResult<u64> {
+    fn trim_events(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::max_len)] max_len: i64,
+        #[pyo3(from_py_with = args::max_age_ms)] max_age_ms: Option<i64>,
+    ) -> PyResult<u64> {
         let q = self.inner.clone();
         block_on(py, async move { q.trim_events(max_len, max_age_ms).await })
     }
 
     /// Switches writing events on or off for the namespace (on by default). Off, state changes
     /// write no events, `publish_event` raises `Conflict`, and readers see nothing new.
-    fn set_events_enabled(&self, py: Python<'_>, enabled: bool) -> PyResult<()> {
+    fn set_events_enabled(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::enabled)] enabled: bool,
+    ) -> PyResult<()> {
         let q = self.inner.clone();
         block_on(py, async move { q.set_events_enabled(enabled).await })
     }
@@ -203,11 +217,11 @@ impl NativeQueue {
     fn events(
         &self,
         py: Python<'_>,
-        after: Option<String>,
-        kinds: Option<Vec<String>>,
-        from_start: bool,
-        block_ms: i64,
-        batch: i64,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
+        #[pyo3(from_py_with = args::kinds)] kinds: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::from_start)] from_start: bool,
+        #[pyo3(from_py_with = args::block_ms)] block_ms: i64,
+        #[pyo3(from_py_with = args::batch)] batch: i64,
     ) -> PyResult<EventIter> {
         let from = match (after, from_start) {
             (Some(_), true) => return Err(invalid("give after or from_start, not both")),

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::NativeQueue;
+use crate::args;
 use crate::convert;
 use crate::flow::flow_tree;
 use crate::runtime::block_on;
@@ -31,18 +32,22 @@ impl NativeQueue {
     fn get_dependencies<'py>(
         &self,
         py: Python<'py>,
-        job_id: &str,
-        after: Option<&str>,
-        limit: i64,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (q, id, after) = (self.inner.clone(), job_id.to_string(), after.map(str::to_string));
+        let (q, id, after) = (self.inner.clone(), job_id, after);
         let deps = block_on(py, async move { q.get_dependencies(&id, after.as_deref(), limit).await })?;
         convert::dependencies(py, &deps)
     }
 
     /// Detaches an unfinished child from the jobs waiting on it; false when nothing changed.
-    fn remove_child_dependency(&self, py: Python<'_>, child_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), child_id.to_string());
+    fn remove_child_dependency(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::child_id)] child_id: String,
+    ) -> PyResult<bool> {
+        let (q, id) = (self.inner.clone(), child_id);
         block_on(py, async move { q.remove_child_dependency(&id).await })
     }
 }

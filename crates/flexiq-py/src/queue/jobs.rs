@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use super::NativeQueue;
+use crate::args::{self, Bytes, FromArg};
 use crate::convert;
 use crate::errors::{invalid, to_py_err};
 use crate::options::enqueue_options;
@@ -22,21 +23,23 @@ impl NativeQueue {
     fn enqueue(
         &self,
         py: Python<'_>,
-        task: &str,
-        payload: &[u8],
-        options: Option<&Bound<'_, PyDict>>,
+        #[pyo3(from_py_with = args::task)] task: String,
+        #[pyo3(from_py_with = args::payload)] payload: Bytes,
+        #[pyo3(from_py_with = args::options)] options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<String> {
-        let opts = enqueue_options(options)?;
-        let q = self.inner.clone();
-        let payload = payload.to_vec();
-        let task = task.to_string();
+        let opts = enqueue_options(options.as_ref())?;
+        let (q, payload) = (self.inner.clone(), payload.0);
         block_on(py, async move { q.enqueue(&task, payload, opts).await }).map(|id| id.to_string())
     }
 
     /// Enqueues a batch in one transaction (all or nothing). Each item is a dict with `task`,
     /// `payload` and `options` (as `enqueue` takes them). Returns the ids in order. A bad item
     /// is named by its index; nothing of the batch is written.
-    fn enqueue_many(&self, py: Python<'_>, items: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
+    fn enqueue_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::items)] items: Bound<'_, PyList>,
+    ) -> PyResult<Vec<String>> {
         let mut batch = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             batch.push(item_at(i, &item)?);
@@ -44,34 +47,50 @@ impl NativeQueue {
         let q = self.inner.clone();
         match py.detach(|| runtime().block_on(async move { q.enqueue_many(batch).await })) {
             Ok(ids) => Ok(ids.into_iter().map(|i| i.to_string()).collect()),
-            Err(e) if e.kind() == Some(ErrorKind::InvalidArgument) => Err(to_py_err(self.locate(items, e)?)),
+            Err(e) if e.kind() == Some(ErrorKind::InvalidArgument) => Err(to_py_err(self.locate(&items, e)?)),
             Err(e) => Err(to_py_err(e)),
         }
     }
 
     /// A job's current state as a dict; `None` for an id no job carries.
-    fn get_job<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn get_job<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let (q, id) = (self.inner.clone(), job_id);
         let job = block_on(py, async move { q.get_job(&id).await })?;
         job.map(|j| convert::job(py, &j)).transpose()
     }
 
     /// The result bytes of a completed job; `None` while not completed.
-    fn get_result<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn get_result<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let (q, id) = (self.inner.clone(), job_id);
         let r = block_on(py, async move { q.get_result(&id).await })?;
         Ok(r.map(|b| PyBytes::new(py, &b)))
     }
 
     /// Requests cooperative cancellation; false when the job is already terminal.
-    fn request_cancel(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn request_cancel(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<bool> {
+        let (q, id) = (self.inner.clone(), job_id);
         block_on(py, async move { q.request_cancel(&id).await })
     }
 
     /// Whether cancellation was requested.
-    fn is_cancel_requested(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn is_cancel_requested(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<bool> {
+        let (q, id) = (self.inner.clone(), job_id);
         block_on(py, async move { q.is_cancel_requested(&id).await })
     }
 
@@ -79,20 +98,33 @@ impl NativeQueue {
     /// ``"failed"``, ``"dead"``, ``"cancelled"``, ``"suspended"`` or ``"waiting"``): one field
     /// read, cheaper than ``get_job``. False for an unknown or archived job; ``InvalidArgument``
     /// for a malformed id or an unknown status.
-    fn is_job_in_state(&self, py: Python<'_>, job_id: &str, status: &str) -> PyResult<bool> {
-        let (q, id, status) = (self.inner.clone(), job_id.to_string(), status.to_string());
+    fn is_job_in_state(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::status)] status: String,
+    ) -> PyResult<bool> {
+        let (q, id, status) = (self.inner.clone(), job_id, status);
         block_on(py, async move { q.is_job_in_state(&id, &status).await })
     }
 
     /// Cancels a pending job (and its dependents); false when running or terminal.
-    fn cancel_job(&self, py: Python<'_>, job_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn cancel_job(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<bool> {
+        let (q, id) = (self.inner.clone(), job_id);
         block_on(py, async move { q.cancel_job(&id).await })
     }
 
     /// Every failed attempt, oldest first.
-    fn get_job_errors<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Bound<'py, PyList>> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn get_job_errors<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (q, id) = (self.inner.clone(), job_id);
         let errs = block_on(py, async move { q.get_job_errors(&id).await })?;
         let out = PyList::empty(py);
         for e in &errs {
@@ -102,14 +134,22 @@ impl NativeQueue {
     }
 
     /// Re-enqueues a copy of a job; returns the new id.
-    fn replay(&self, py: Python<'_>, job_id: &str) -> PyResult<String> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn replay(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<String> {
+        let (q, id) = (self.inner.clone(), job_id);
         block_on(py, async move { q.replay(&id).await }).map(|i| i.to_string())
     }
 
     /// Every replay of a job, newest first.
-    fn replay_history<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Bound<'py, PyList>> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn replay_history<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (q, id) = (self.inner.clone(), job_id);
         let rows = block_on(py, async move { q.replay_history(&id).await })?;
         let out = PyList::empty(py);
         for r in &rows {
@@ -119,28 +159,47 @@ impl NativeQueue {
     }
 
     /// The dependency graph reachable from a job.
-    fn job_dag<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Bound<'py, PyDict>> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn job_dag<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (q, id) = (self.inner.clone(), job_id);
         let g = block_on(py, async move { q.job_dag(&id).await })?;
         convert::job_dag(py, &g)
     }
 
     /// Appends a partial result; returns its sequence number.
-    fn publish_partial(&self, py: Python<'_>, job_id: &str, data: &[u8]) -> PyResult<u64> {
-        let (q, id, data) = (self.inner.clone(), job_id.to_string(), data.to_vec());
+    fn publish_partial(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::data)] data: Bytes,
+    ) -> PyResult<u64> {
+        let (q, id, data) = (self.inner.clone(), job_id, data.0);
         block_on(py, async move { q.publish_partial(&id, data).await })
     }
 
     /// Appends a log line to a job.
-    #[pyo3(signature = (job_id, message, level="info"))]
-    fn log(&self, py: Python<'_>, job_id: &str, message: &str, level: &str) -> PyResult<()> {
-        let (q, id, m, l) = (self.inner.clone(), job_id.to_string(), message.to_string(), level.to_string());
+    #[pyo3(signature = (job_id, message, level=String::from("info")), text_signature = "($self, job_id, message, level='info')")]
+    fn log(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::message)] message: String,
+        #[pyo3(from_py_with = args::level)] level: String,
+    ) -> PyResult<()> {
+        let (q, id, m, l) = (self.inner.clone(), job_id, message, level);
         block_on(py, async move { q.log(&id, &l, &m).await })
     }
 
     /// A job's log lines, oldest first.
-    fn job_logs<'py>(&self, py: Python<'py>, job_id: &str) -> PyResult<Bound<'py, PyList>> {
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+    fn job_logs<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (q, id) = (self.inner.clone(), job_id);
         let rows = block_on(py, async move { q.job_logs(&id).await })?;
         let out = PyList::empty(py);
         for r in &rows {
@@ -180,24 +239,14 @@ fn item_at(i: usize, item: &Bound<'_, PyAny>) -> PyResult<EnqueueItem> {
 
 fn item_from(d: &Bound<'_, PyDict>) -> PyResult<EnqueueItem> {
     for k in d.keys() {
-        let k: String = k.extract()?;
+        let k = String::from_arg("an item key", &k)?;
         if !["task", "payload", "options"].contains(&k.as_str()) {
             return Err(invalid(format!("unknown item key {k:?} (expected task, payload, options)")));
         }
     }
-    let task: String = match d.get_item("task")? {
-        Some(t) if !t.is_none() => t.extract().map_err(|_| invalid("the task name must be a string"))?,
-        _ => return Err(invalid("it needs a task name")),
-    };
-    let payload = match d.get_item("payload")? {
-        Some(p) => p.cast::<PyBytes>().map_err(|_| invalid("payload must be bytes"))?.as_bytes().to_vec(),
-        None => Vec::new(),
-    };
-    let options = match d.get_item("options")? {
-        Some(o) if !o.is_none() => {
-            Some(o.cast_into::<PyDict>().map_err(|_| invalid("options must be a dict"))?)
-        }
-        _ => None,
-    };
+    let task: String =
+        args::item(d, "task", "the task name")?.ok_or_else(|| invalid("it needs a task name"))?;
+    let payload = args::item::<Bytes>(d, "payload", "payload")?.map_or_else(Vec::new, |b| b.0);
+    let options = args::item::<Bound<'_, PyDict>>(d, "options", "options")?;
     Ok(EnqueueItem { task, payload, options: enqueue_options(options.as_ref())? })
 }

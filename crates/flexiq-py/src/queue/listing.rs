@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use super::NativeQueue;
+use crate::args;
 use crate::convert;
 use crate::errors::to_py_err;
 use crate::runtime::block_on;
@@ -15,7 +16,7 @@ type PyPage<'py> = (Bound<'py, PyList>, Option<String>);
 
 #[allow(clippy::too_many_arguments)]
 fn filter(
-    status: Option<&str>,
+    status: Option<String>,
     queue: Option<String>,
     task: Option<String>,
     metadata_contains: Option<String>,
@@ -38,11 +39,11 @@ impl NativeQueue {
     fn list_jobs<'py>(
         &self,
         py: Python<'py>,
-        status: Option<&str>,
-        queue: Option<String>,
-        task: Option<String>,
-        limit: i64,
-        offset: i64,
+        #[pyo3(from_py_with = args::status)] status: Option<String>,
+        #[pyo3(from_py_with = args::queue)] queue: Option<String>,
+        #[pyo3(from_py_with = args::task)] task: Option<String>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::offset)] offset: i64,
     ) -> PyResult<Bound<'py, PyList>> {
         let f = filter(status, queue, task, None, None, None, None)?;
         let q = self.inner.clone();
@@ -57,15 +58,15 @@ impl NativeQueue {
     fn list_jobs_filtered<'py>(
         &self,
         py: Python<'py>,
-        status: Option<&str>,
-        queue: Option<String>,
-        task: Option<String>,
-        metadata_contains: Option<String>,
-        error_contains: Option<String>,
-        created_after: Option<i64>,
-        created_before: Option<i64>,
-        limit: i64,
-        offset: i64,
+        #[pyo3(from_py_with = args::status)] status: Option<String>,
+        #[pyo3(from_py_with = args::queue)] queue: Option<String>,
+        #[pyo3(from_py_with = args::task)] task: Option<String>,
+        #[pyo3(from_py_with = args::metadata_contains)] metadata_contains: Option<String>,
+        #[pyo3(from_py_with = args::error_contains)] error_contains: Option<String>,
+        #[pyo3(from_py_with = args::created_after)] created_after: Option<i64>,
+        #[pyo3(from_py_with = args::created_before)] created_before: Option<i64>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::offset)] offset: i64,
     ) -> PyResult<Bound<'py, PyList>> {
         let f =
             filter(status, queue, task, metadata_contains, error_contains, created_after, created_before)?;
@@ -79,11 +80,11 @@ impl NativeQueue {
     fn list_jobs_after<'py>(
         &self,
         py: Python<'py>,
-        status: Option<&str>,
-        queue: Option<String>,
-        task: Option<String>,
-        limit: i64,
-        after: Option<String>,
+        #[pyo3(from_py_with = args::status)] status: Option<String>,
+        #[pyo3(from_py_with = args::queue)] queue: Option<String>,
+        #[pyo3(from_py_with = args::task)] task: Option<String>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
     ) -> PyResult<PyPage<'py>> {
         let f = filter(status, queue, task, None, None, None, None)?;
         let q = self.inner.clone();
@@ -98,15 +99,15 @@ impl NativeQueue {
     fn list_jobs_filtered_after<'py>(
         &self,
         py: Python<'py>,
-        status: Option<&str>,
-        queue: Option<String>,
-        task: Option<String>,
-        metadata_contains: Option<String>,
-        error_contains: Option<String>,
-        created_after: Option<i64>,
-        created_before: Option<i64>,
-        limit: i64,
-        after: Option<String>,
+        #[pyo3(from_py_with = args::status)] status: Option<String>,
+        #[pyo3(from_py_with = args::queue)] queue: Option<String>,
+        #[pyo3(from_py_with = args::task)] task: Option<String>,
+        #[pyo3(from_py_with = args::metadata_contains)] metadata_contains: Option<String>,
+        #[pyo3(from_py_with = args::error_contains)] error_contains: Option<String>,
+        #[pyo3(from_py_with = args::created_after)] created_after: Option<i64>,
+        #[pyo3(from_py_with = args::created_before)] created_before: Option<i64>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
     ) -> PyResult<PyPage<'py>> {
         let f =
             filter(status, queue, task, metadata_contains, error_contains, created_after, created_before)?;
@@ -117,7 +118,12 @@ impl NativeQueue {
 
     /// The archive, newest first, offset-paginated.
     #[pyo3(signature = (limit=50, offset=0))]
-    fn list_archived<'py>(&self, py: Python<'py>, limit: i64, offset: i64) -> PyResult<Bound<'py, PyList>> {
+    fn list_archived<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::offset)] offset: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
         let q = self.inner.clone();
         let rows = block_on(py, async move { q.list_archived(limit, offset).await })?;
         convert::jobs(py, &rows)
@@ -128,8 +134,8 @@ impl NativeQueue {
     fn list_archived_after<'py>(
         &self,
         py: Python<'py>,
-        limit: i64,
-        after: Option<String>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
     ) -> PyResult<PyPage<'py>> {
         let q = self.inner.clone();
         let p = block_on(py, async move { q.list_archived_after(limit, after.as_deref()).await })?;

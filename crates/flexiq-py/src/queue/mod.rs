@@ -5,9 +5,10 @@
 //! same name on both sides. `workflow` also holds the handle class of the workflow view,
 //! `NativeWorkflowJobs`; `events` the open events stream, `EventIter`.
 //!
-//! Arguments arrive as Python values and are handed to the runtime unchanged where it
-//! validates them (limits, offsets, durations as `i64`, so a negative number is an
-//! `InvalidArgument` rather than an `OverflowError`); nothing here decides job semantics.
+//! Every parameter is read through `crate::args` (named for it, so a wrong type, a `bool` for a
+//! count or a number no i64 holds is refused naming it) and handed to the runtime, which checks
+//! the values (limits, offsets, durations as `i64`, so a negative number is an
+//! `InvalidArgument`); nothing here decides job semantics.
 
 mod admin;
 mod clean;
@@ -29,6 +30,7 @@ use flexiq_runtime::{ConnectOptions, Durability};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::args::{self, FromArg};
 use crate::errors::invalid;
 use crate::runtime::block_on;
 
@@ -50,16 +52,15 @@ fn durability(s: &str) -> PyResult<Durability> {
     }
 }
 
-/// Retention windows (seconds) from a dict keyed by table name.
+/// Retention windows (seconds) from a dict keyed by table name; `None` keeps a table forever.
 pub(crate) fn retention_from(d: &Bound<'_, PyDict>) -> PyResult<Retention> {
     let mut r = Retention::default();
     for (k, v) in d.iter() {
-        let key: String = k.extract()?;
+        let key = String::from_arg("a retention table", &k)?;
         let table = RetentionTable::parse(&key).map_err(|e| crate::errors::to_py_err(e.into()))?;
-        if v.is_none() {
+        let Some(secs) = Option::<i64>::from_arg(&format!("retention window {key}"), &v)? else {
             continue;
-        }
-        let secs: i64 = v.extract()?;
+        };
         if secs <= 0 {
             return Err(invalid(format!("retention window for {key} must be 1 s or more, got {secs}")));
         }
@@ -68,37 +69,35 @@ pub(crate) fn retention_from(d: &Bound<'_, PyDict>) -> PyResult<Retention> {
     Ok(r)
 }
 
-fn opt_u64(what: &str, v: Option<i64>) -> PyResult<Option<u64>> {
-    v.map(|n| u64::try_from(n).map_err(|_| invalid(format!("{what} {n} must not be negative")))).transpose()
-}
-
 #[pymethods]
 impl NativeQueue {
     /// Opens the store `url` names (a file path, `sqlite://`, `postgres://`, `redis://`).
     #[new]
-    #[pyo3(signature = (url, *, namespace="default", auto_migrate=true, durability="normal", max_pending=None, retention=None))]
+    #[pyo3(
+        signature = (url, *, namespace=String::from("default"), auto_migrate=true, durability=String::from("normal"), max_pending=None, retention=None),
+        text_signature = "(url, *, namespace='default', auto_migrate=True, durability='normal', max_pending=None, retention=None)"
+    )]
     fn new(
         py: Python<'_>,
-        url: &str,
-        namespace: &str,
-        auto_migrate: bool,
-        durability: &str,
-        max_pending: Option<i64>,
-        retention: Option<&Bound<'_, PyDict>>,
+        #[pyo3(from_py_with = args::url)] url: String,
+        #[pyo3(from_py_with = args::namespace)] namespace: String,
+        #[pyo3(from_py_with = args::auto_migrate)] auto_migrate: bool,
+        #[pyo3(from_py_with = args::durability)] durability: String,
+        #[pyo3(from_py_with = args::max_pending)] max_pending: Option<i64>,
+        #[pyo3(from_py_with = args::retention)] retention: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let max_pending = match max_pending {
             Some(n) if n <= 0 => return Err(invalid(format!("max_pending {n} must be at least 1"))),
-            n => opt_u64("max_pending", n)?,
+            n => n.map(|n| n as u64),
         };
         let opts = ConnectOptions {
-            namespace: namespace.to_string(),
+            namespace,
             auto_migrate,
-            durability: self::durability(durability)?,
+            durability: self::durability(&durability)?,
             max_pending,
-            retention: retention.map(retention_from).transpose()?,
+            retention: retention.as_ref().map(retention_from).transpose()?,
             ..Default::default()
         };
-        let url = url.to_string();
         let inner = block_on(py, async move { flexiq_runtime::connect(&url, opts).await })?;
         Ok(NativeQueue { inner })
     }

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::NativeQueue;
+use crate::args;
 use crate::convert;
 use crate::runtime::block_on;
 use crate::schedule::{job_template, repeat_rule};
@@ -24,13 +25,13 @@ impl NativeQueue {
     fn upsert_job_scheduler<'py>(
         &self,
         py: Python<'py>,
-        scheduler_id: &str,
-        repeat: &Bound<'py, PyDict>,
-        template: &Bound<'py, PyDict>,
+        #[pyo3(from_py_with = args::scheduler_id)] scheduler_id: String,
+        #[pyo3(from_py_with = args::repeat)] repeat: Bound<'py, PyDict>,
+        #[pyo3(from_py_with = args::template)] template: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let rule = repeat_rule(scheduler_id, repeat)?;
-        let template = job_template(scheduler_id, template)?;
-        let (q, id) = (self.inner.clone(), scheduler_id.to_string());
+        let rule = repeat_rule(&scheduler_id, &repeat)?;
+        let template = job_template(&scheduler_id, &template)?;
+        let (q, id) = (self.inner.clone(), scheduler_id);
         let s = block_on(py, async move { q.upsert_job_scheduler(&id, rule, template).await })?;
         convert::job_scheduler(py, &s)
     }
@@ -39,9 +40,9 @@ impl NativeQueue {
     fn get_job_scheduler<'py>(
         &self,
         py: Python<'py>,
-        scheduler_id: &str,
+        #[pyo3(from_py_with = args::scheduler_id)] scheduler_id: String,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let (q, id) = (self.inner.clone(), scheduler_id.to_string());
+        let (q, id) = (self.inner.clone(), scheduler_id);
         let s = block_on(py, async move { q.get_job_scheduler(&id).await })?;
         s.map(|s| convert::job_scheduler(py, &s)).transpose()
     }
@@ -51,8 +52,8 @@ impl NativeQueue {
     fn list_job_schedulers<'py>(
         &self,
         py: Python<'py>,
-        limit: i64,
-        after: Option<String>,
+        #[pyo3(from_py_with = args::limit)] limit: i64,
+        #[pyo3(from_py_with = args::after)] after: Option<String>,
     ) -> PyResult<(Bound<'py, PyList>, Option<String>)> {
         let q = self.inner.clone();
         let p = block_on(py, async move { q.list_job_schedulers(limit, after.as_deref()).await })?;
@@ -65,8 +66,12 @@ impl NativeQueue {
 
     /// Removes the scheduler `scheduler_id`; the jobs it already enqueued stay. False when
     /// there was none.
-    fn remove_job_scheduler(&self, py: Python<'_>, scheduler_id: &str) -> PyResult<bool> {
-        let (q, id) = (self.inner.clone(), scheduler_id.to_string());
+    fn remove_job_scheduler(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::scheduler_id)] scheduler_id: String,
+    ) -> PyResult<bool> {
+        let (q, id) = (self.inner.clone(), scheduler_id);
         block_on(py, async move { q.remove_job_scheduler(&id).await })
     }
 

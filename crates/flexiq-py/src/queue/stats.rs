@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::NativeQueue;
+use crate::args;
 use crate::convert;
 use crate::runtime::block_on;
 
@@ -18,8 +19,12 @@ impl NativeQueue {
     }
 
     /// Status counts of one queue.
-    fn stats_for_queue<'py>(&self, py: Python<'py>, queue_name: &str) -> PyResult<Bound<'py, PyDict>> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn stats_for_queue<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (q, n) = (self.inner.clone(), queue_name);
         let s = block_on(py, async move { q.stats_for_queue(&n).await })?;
         convert::stats(py, &s)
     }
@@ -43,8 +48,8 @@ impl NativeQueue {
     fn metrics<'py>(
         &self,
         py: Python<'py>,
-        task_name: Option<String>,
-        since: i64,
+        #[pyo3(from_py_with = args::task_name)] task_name: Option<String>,
+        #[pyo3(from_py_with = args::since)] since: i64,
     ) -> PyResult<Bound<'py, PyDict>> {
         let q = self.inner.clone();
         let m = block_on(py, async move { q.metrics(task_name.as_deref(), since).await })?;
@@ -56,9 +61,9 @@ impl NativeQueue {
     fn metrics_timeseries<'py>(
         &self,
         py: Python<'py>,
-        task_name: Option<String>,
-        since: i64,
-        bucket: i64,
+        #[pyo3(from_py_with = args::task_name)] task_name: Option<String>,
+        #[pyo3(from_py_with = args::since)] since: i64,
+        #[pyo3(from_py_with = args::bucket)] bucket: i64,
     ) -> PyResult<Bound<'py, PyList>> {
         let q = self.inner.clone();
         let b = block_on(py, async move { q.metrics_timeseries(task_name.as_deref(), since, bucket).await })?;
@@ -70,8 +75,8 @@ impl NativeQueue {
     fn get_metrics<'py>(
         &self,
         py: Python<'py>,
-        since_ms: i64,
-        task_name: Option<String>,
+        #[pyo3(from_py_with = args::since_ms)] since_ms: i64,
+        #[pyo3(from_py_with = args::task_name)] task_name: Option<String>,
     ) -> PyResult<Bound<'py, PyList>> {
         let q = self.inner.clone();
         let rows = block_on(py, async move { q.get_metrics(since_ms, task_name.as_deref()).await })?;
@@ -91,8 +96,12 @@ impl NativeQueue {
     }
 
     /// Pending jobs on one queue (the number `max_pending` is compared against).
-    fn count_pending_by_queue(&self, py: Python<'_>, queue_name: &str) -> PyResult<u64> {
-        let (q, n) = (self.inner.clone(), queue_name.to_string());
+    fn count_pending_by_queue(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::queue_name)] queue_name: String,
+    ) -> PyResult<u64> {
+        let (q, n) = (self.inner.clone(), queue_name);
         block_on(py, async move { q.count_pending_by_queue(&n).await })
     }
 

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use super::NativeQueue;
+use crate::args;
 use crate::convert;
 use crate::runtime::block_on;
 
@@ -46,22 +47,27 @@ impl NativeQueue {
     fn result<'py>(
         &self,
         py: Python<'py>,
-        job_id: &str,
-        timeout_ms: Option<u64>,
-        poll_ms: Option<u64>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::timeout_ms)] timeout_ms: Option<u64>,
+        #[pyo3(from_py_with = args::poll_ms)] poll_ms: Option<u64>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let (timeout, poll) = (millis(timeout_ms), millis(poll_ms));
-        let (q, id) = (self.inner.clone(), job_id.to_string());
+        let (q, id) = (self.inner.clone(), job_id);
         let r = block_on(py, async move { q.result(&id, timeout, poll).await })?;
         Ok(r.map(|b| PyBytes::new(py, &b)))
     }
 
     /// The job's partials in order until it ends (`timeout_ms` and `poll_ms` in ms).
     #[pyo3(signature = (job_id, timeout_ms=None, poll_ms=None))]
-    fn stream(&self, job_id: &str, timeout_ms: Option<u64>, poll_ms: Option<u64>) -> PyResult<PartialIter> {
+    fn stream(
+        &self,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::timeout_ms)] timeout_ms: Option<u64>,
+        #[pyo3(from_py_with = args::poll_ms)] poll_ms: Option<u64>,
+    ) -> PyResult<PartialIter> {
         let (timeout, poll) = (millis(timeout_ms), millis(poll_ms));
         let _rt = crate::runtime::runtime().enter();
-        let s = self.inner.stream(job_id, timeout, poll).map_err(crate::errors::to_py_err)?;
+        let s = self.inner.stream(&job_id, timeout, poll).map_err(crate::errors::to_py_err)?;
         Ok(PartialIter { stream: Arc::new(tokio::sync::Mutex::new(s)) })
     }
 }

@@ -11,9 +11,10 @@
 
 use flexiq_runtime::{DequeueOptions, Fence, WorkflowJobSpec, WorkflowJobs, WorkflowOptions, WorkflowServes};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use super::NativeQueue;
+use crate::args::{self, Bytes, FromArg};
 use crate::convert;
 use crate::errors::{invalid, to_py_err};
 use crate::runtime::block_on;
@@ -40,10 +41,10 @@ impl NativeQueue {
     #[pyo3(signature = (fairness_group_by=None, fairness_cap=None, worker_id=None, queue=None))]
     fn workflow_jobs(
         &self,
-        fairness_group_by: Option<String>,
-        fairness_cap: Option<i64>,
-        worker_id: Option<String>,
-        queue: Option<String>,
+        #[pyo3(from_py_with = args::fairness_group_by)] fairness_group_by: Option<String>,
+        #[pyo3(from_py_with = args::fairness_cap)] fairness_cap: Option<i64>,
+        #[pyo3(from_py_with = args::worker_id)] worker_id: Option<String>,
+        #[pyo3(from_py_with = args::queue)] queue: Option<String>,
     ) -> PyResult<NativeWorkflowJobs> {
         let fairness_cap = fairness_cap
             .map(|c| {
@@ -93,13 +94,17 @@ impl NativeWorkflowJobs {
 
     /// Offers a host's worker id; returns the id the view will stamp (a view configured with
     /// its own id keeps it).
-    fn adopt_worker_id(&self, worker_id: &str) -> PyResult<String> {
-        self.inner.adopt_worker_id(worker_id).map_err(to_py_err)
+    fn adopt_worker_id(&self, #[pyo3(from_py_with = args::worker_id)] worker_id: String) -> PyResult<String> {
+        self.inner.adopt_worker_id(&worker_id).map_err(to_py_err)
     }
 
     /// Inserts or replaces stages, all in one transaction; returns the job ids in order.
     /// Each item is a dict keyed as `SPEC_KEYS`; a bad one is named by its index.
-    fn enqueue_parallel(&self, py: Python<'_>, jobs: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
+    fn enqueue_parallel(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::jobs)] jobs: Bound<'_, PyList>,
+    ) -> PyResult<Vec<String>> {
         let mut specs = Vec::with_capacity(jobs.len());
         for (i, item) in jobs.iter().enumerate() {
             specs.push(spec_at(i, &item)?);
@@ -116,8 +121,8 @@ impl NativeWorkflowJobs {
     fn dequeue<'py>(
         &self,
         py: Python<'py>,
-        serves: Vec<(String, Option<String>)>,
-        queues: Vec<String>,
+        #[pyo3(from_py_with = args::serves)] serves: Vec<(String, Option<String>)>,
+        #[pyo3(from_py_with = args::queues)] queues: Vec<String>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let serves = serves
             .into_iter()
@@ -135,9 +140,14 @@ impl NativeWorkflowJobs {
 
     /// Completes a job: `"acknowledged"` or `"superseded"` (fenced only).
     #[pyo3(signature = (job_id, fence=None))]
-    fn complete(&self, py: Python<'_>, job_id: &str, fence: Option<FenceArg>) -> PyResult<&'static str> {
-        let fence = fence_for("complete", job_id, fence)?;
-        let (wf, id) = (self.inner.clone(), job_id.to_string());
+    fn complete(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::fence)] fence: Option<FenceArg>,
+    ) -> PyResult<&'static str> {
+        let fence = fence_for("complete", &job_id, fence)?;
+        let (wf, id) = (self.inner.clone(), job_id);
         block_on(py, async move { wf.complete(&id, fence).await }).map(|o| o.as_str())
     }
 
@@ -146,13 +156,13 @@ impl NativeWorkflowJobs {
     fn fail(
         &self,
         py: Python<'_>,
-        job_id: &str,
-        error: &str,
-        should_retry: bool,
-        fence: Option<FenceArg>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::error)] error: String,
+        #[pyo3(from_py_with = args::should_retry)] should_retry: bool,
+        #[pyo3(from_py_with = args::fence)] fence: Option<FenceArg>,
     ) -> PyResult<&'static str> {
-        let fence = fence_for("fail", job_id, fence)?;
-        let (wf, id, err) = (self.inner.clone(), job_id.to_string(), error.to_string());
+        let fence = fence_for("fail", &job_id, fence)?;
+        let (wf, id, err) = (self.inner.clone(), job_id, error);
         block_on(py, async move { wf.fail(&id, &err, should_retry, fence).await }).map(|o| o.as_str())
     }
 
@@ -161,12 +171,12 @@ impl NativeWorkflowJobs {
     fn suspend(
         &self,
         py: Python<'_>,
-        job_id: &str,
-        next_poll_at_ms: i64,
-        fence: Option<FenceArg>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::next_poll_at_ms)] next_poll_at_ms: i64,
+        #[pyo3(from_py_with = args::fence)] fence: Option<FenceArg>,
     ) -> PyResult<&'static str> {
-        let fence = fence_for("suspend", job_id, fence)?;
-        let (wf, id) = (self.inner.clone(), job_id.to_string());
+        let fence = fence_for("suspend", &job_id, fence)?;
+        let (wf, id) = (self.inner.clone(), job_id);
         block_on(py, async move { wf.suspend(&id, next_poll_at_ms, fence).await }).map(|o| o.as_str())
     }
 
@@ -175,37 +185,49 @@ impl NativeWorkflowJobs {
     fn defer(
         &self,
         py: Python<'_>,
-        job_id: &str,
-        next_poll_at_ms: i64,
-        reason: &str,
-        fence: Option<FenceArg>,
+        #[pyo3(from_py_with = args::job_id)] job_id: String,
+        #[pyo3(from_py_with = args::next_poll_at_ms)] next_poll_at_ms: i64,
+        #[pyo3(from_py_with = args::reason)] reason: String,
+        #[pyo3(from_py_with = args::fence)] fence: Option<FenceArg>,
     ) -> PyResult<&'static str> {
-        let fence = fence_for("defer", job_id, fence)?;
-        let (wf, id, why) = (self.inner.clone(), job_id.to_string(), reason.to_string());
+        let fence = fence_for("defer", &job_id, fence)?;
+        let (wf, id, why) = (self.inner.clone(), job_id, reason);
         block_on(py, async move { wf.defer(&id, next_poll_at_ms, &why, fence).await }).map(|o| o.as_str())
     }
 
     /// Heartbeats the running attempt of a job (unfenced; a no-op when not running).
-    fn touch_job(&self, py: Python<'_>, job_id: &str) -> PyResult<()> {
-        let (wf, id) = (self.inner.clone(), job_id.to_string());
+    fn touch_job(&self, py: Python<'_>, #[pyo3(from_py_with = args::job_id)] job_id: String) -> PyResult<()> {
+        let (wf, id) = (self.inner.clone(), job_id);
         block_on(py, async move { wf.touch_job(&id).await })
     }
 
     /// Releases running jobs whose lease is older than `threshold_ms`; returns how many.
-    fn release_stale_jobs(&self, py: Python<'_>, threshold_ms: i64) -> PyResult<u64> {
+    fn release_stale_jobs(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::threshold_ms)] threshold_ms: i64,
+    ) -> PyResult<u64> {
         let wf = self.inner.clone();
         block_on(py, async move { wf.release_stale_jobs(threshold_ms).await })
     }
 
     /// Fails running jobs whose attempt started more than `absolute_ms` ago; returns how many.
-    fn expire_runaway_jobs(&self, py: Python<'_>, absolute_ms: i64) -> PyResult<u64> {
+    fn expire_runaway_jobs(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::absolute_ms)] absolute_ms: i64,
+    ) -> PyResult<u64> {
         let wf = self.inner.clone();
         block_on(py, async move { wf.expire_runaway_jobs(absolute_ms).await })
     }
 
     /// Cancels a run's jobs that have not started; returns how many.
-    fn cancel_by_run(&self, py: Python<'_>, run_id: &str) -> PyResult<u64> {
-        let (wf, run) = (self.inner.clone(), run_id.to_string());
+    fn cancel_by_run(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::run_id)] run_id: String,
+    ) -> PyResult<u64> {
+        let (wf, run) = (self.inner.clone(), run_id);
         block_on(py, async move { wf.cancel_by_run(&run).await })
     }
 
@@ -213,16 +235,20 @@ impl NativeWorkflowJobs {
     fn delete_by_run_and_stages(
         &self,
         py: Python<'_>,
-        run_id: &str,
-        stage_ids: Vec<String>,
+        #[pyo3(from_py_with = args::run_id)] run_id: String,
+        #[pyo3(from_py_with = args::stage_ids)] stage_ids: Vec<String>,
     ) -> PyResult<u64> {
-        let (wf, run) = (self.inner.clone(), run_id.to_string());
+        let (wf, run) = (self.inner.clone(), run_id);
         block_on(py, async move { wf.delete_by_run_and_stages(&run, &stage_ids).await })
     }
 
     /// Every job of a run, any status, oldest first.
-    fn get_jobs_by_workflow_run<'py>(&self, py: Python<'py>, run_id: &str) -> PyResult<Bound<'py, PyList>> {
-        let (wf, run) = (self.inner.clone(), run_id.to_string());
+    fn get_jobs_by_workflow_run<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::run_id)] run_id: String,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (wf, run) = (self.inner.clone(), run_id);
         let jobs = block_on(py, async move { wf.get_jobs_by_workflow_run(&run).await })?;
         let out = PyList::empty(py);
         for j in &jobs {
@@ -256,58 +282,36 @@ fn spec_at(i: usize, item: &Bound<'_, PyAny>) -> PyResult<WorkflowJobSpec> {
 }
 
 /// The value of `key`, `None` when absent or `None`; a wrong type names the key.
-fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, what: &str) -> PyResult<Option<T>> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => {
-            if v.is_instance_of::<PyBool>() {
-                return Err(invalid(format!("{key} must be {what}, not bool")));
-            }
-            v.extract().map(Some).map_err(|_| {
-                if v.is_instance_of::<PyInt>() {
-                    invalid(format!("{key} {v} is out of range"))
-                } else {
-                    let ty = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string());
-                    invalid(format!("{key} must be {what}, not {ty}"))
-                }
-            })
-        }
-        _ => Ok(None),
-    }
+fn get<'py, T: FromArg<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    args::item(d, key, key)
 }
 
 fn required(d: &Bound<'_, PyDict>, key: &str) -> PyResult<String> {
-    get::<String>(d, key, "a string")?.ok_or_else(|| invalid(format!("{key} is required")))
+    get::<String>(d, key)?.ok_or_else(|| invalid(format!("{key} is required")))
 }
 
 fn spec_from(d: &Bound<'_, PyDict>) -> PyResult<WorkflowJobSpec> {
     for k in d.keys() {
-        let k: String = k.extract().map_err(|_| invalid("stage keys must be strings"))?;
+        let k = String::from_arg("a stage key", &k)?;
         if !SPEC_KEYS.contains(&k.as_str()) {
             return Err(invalid(format!("unknown stage key {k:?} (expected {})", SPEC_KEYS.join(", "))));
         }
     }
-    let payload = match d.get_item("payload")? {
-        Some(p) if !p.is_none() => p
-            .cast::<PyBytes>()
-            .map_err(|_| invalid("payload must be JSON text as bytes"))?
-            .as_bytes()
-            .to_vec(),
-        _ => return Err(invalid("payload is required")),
-    };
-    let priority = get::<i64>(d, "priority", "an integer")?.unwrap_or(0);
+    let payload = get::<Bytes>(d, "payload")?.ok_or_else(|| invalid("payload is required"))?.0;
+    let priority = get::<i64>(d, "priority")?.unwrap_or(0);
     let priority = i32::try_from(priority)
         .map_err(|_| invalid(format!("priority {priority} is outside the 32-bit range")))?;
-    let max_attempts = get::<i64>(d, "max_attempts", "an integer")?
+    let max_attempts = get::<i64>(d, "max_attempts")?
         .map(|n| u32::try_from(n).map_err(|_| invalid(format!("max_attempts {n} must be at least 1"))))
         .transpose()?;
     Ok(WorkflowJobSpec {
         workflow_run_id: required(d, "workflow_run_id")?,
         workflow_id: required(d, "workflow_id")?,
         stage_id: required(d, "stage_id")?,
-        definition_version: get(d, "definition_version", "a string")?,
+        definition_version: get(d, "definition_version")?,
         payload,
         priority,
-        next_poll_at_ms: get(d, "next_poll_at_ms", "an integer (Unix ms)")?,
+        next_poll_at_ms: get(d, "next_poll_at_ms")?,
         max_attempts,
     })
 }

@@ -2,6 +2,7 @@
 //! worker, fencing, the maintenance services, and crash / shutdown reliability.
 
 mod backends;
+mod catalogue;
 mod common;
 mod connect;
 mod events;

@@ -3,8 +3,8 @@
 It holds the native queue, the serializer and the workers running from this handle, and
 owns what concerns the handle as a whole: its namespace and backend, closing it, and
 stopping its workers (:meth:`QueueBase.shutdown`). The other parts derive from it so each
-sees these attributes typed, and share the conversions of what the native layer returns and
-:func:`int_arg`, the check of the counts, delays and priorities they pass it.
+sees these attributes typed, and share the conversions of what the native layer returns.
+Arguments go to the native layer as given: it checks each under its name (``src/args.rs``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import weakref
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, cast
 
 from .. import _flexiq
-from ..exceptions import InvalidArgument
 from ..models import Job
 from ..result import JobResult
 
@@ -23,21 +22,7 @@ if TYPE_CHECKING:
     from ..serialization import Serializer
     from ..worker import Worker
 
-__all__ = ["QueueBase", "int_arg", "job_list", "job_or_none"]
-
-_I64 = (-(2**63), 2**63 - 1)
-
-
-def int_arg(what: str, value: Any) -> int:
-    """``value`` as the engine's signed 64-bit integer: ``TypeError`` for a non-integer (a
-    ``bool`` included, rather than reading it as 0 or 1), :class:`~flexiq.InvalidArgument`
-    for one no i64 holds."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
-    if not _I64[0] <= value <= _I64[1]:
-        raise InvalidArgument(f"{what} {value} is out of range")
-    return value
-
+__all__ = ["QueueBase", "job_list", "job_or_none"]
 
 def job_or_none(d: Optional[Dict[str, Any]]) -> Optional[Job]:
     """A native job dict as a :class:`~flexiq.Job` (``None`` stays ``None``)."""

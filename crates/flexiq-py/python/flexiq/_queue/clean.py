@@ -6,16 +6,16 @@ its children, retry finished jobs, orphan removal, and the two limit probes (``i
 These are operator tools, so the engine checks every value (a negative count, a limit past
 10,000, an unknown status is :class:`~flexiq.InvalidArgument` naming the argument) and
 nothing is removed on bad input. Counts and ``grace_ms`` must be real integers: a ``bool``,
-a float or a string is a ``TypeError`` here, as the native layer raises for any other wrong
-type, rather than being read as 0 or 1. Ages and waits are milliseconds, as the backend
-contract names them.
+a float or a string is a :class:`~flexiq.WrongType` (an ``InvalidArgument`` that is also a
+``TypeError``), rather than being read as 0 or 1. Ages and waits are milliseconds, as the
+backend contract names them.
 """
 
 from __future__ import annotations
 
 from typing import List
 
-from .base import QueueBase, int_arg
+from .base import QueueBase
 
 __all__ = ["CleanMixin"]
 
@@ -29,7 +29,7 @@ class CleanMixin(QueueBase):
         statuses) at least ``grace_ms`` milliseconds ago, with their history; returns their
         ids. Jobs waiting on a removed job no longer wait for it. ``"running"`` is refused:
         cancel those, or :meth:`obliterate` the queue."""
-        return self._native.clean(queue, status, int_arg("grace_ms", grace_ms), int_arg("limit", limit))
+        return self._native.clean(queue, status, grace_ms, limit)
 
     def drain(self, queue: str, include_delayed: bool = False) -> int:
         """Removes the pending jobs of ``queue`` that are due, and with ``include_delayed``
@@ -43,7 +43,7 @@ class CleanMixin(QueueBase):
         are, the queue's controls and counts go too. Call it until it returns 0. A queue with
         running jobs raises :class:`~flexiq.Conflict` (and nothing goes) unless ``force``,
         when their workers' late acks are superseded."""
-        return self._native.obliterate(queue, force, int_arg("count", count))
+        return self._native.obliterate(queue, force, count)
 
     def remove_orphans(self) -> int:
         """Removes history rows (logs, errors, dead letters, ...) whose job no longer
@@ -54,7 +54,7 @@ class CleanMixin(QueueBase):
         """Moves up to ``count`` (1 to 10,000) jobs of ``status`` (``"failed"``, ``"dead"`` or
         ``"completed"``) in ``queue``, oldest finished first, back to pending now with a
         fresh retry budget and the same ids; returns how many moved, 0 when none are left."""
-        return self._native.retry_jobs(queue, status, int_arg("count", count))
+        return self._native.retry_jobs(queue, status, count)
 
     def remove(self, job_id: str, remove_children: bool = True) -> List[str]:
         """Removes a job with its history, and with ``remove_children`` the jobs it waits on

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .base import QueueBase, int_arg
+from .base import QueueBase
 
 __all__ = ["ControlMixin"]
 
@@ -34,8 +34,9 @@ class ControlMixin(QueueBase):
         """Sets how many stalls (lapsed leases: the worker died or lost its lease) a job of
         a queue recovers from, back to pending without spending a retry, before it goes
         dead with an error starting ``STALLED`` (0 to 10,000; 0 fails the first stall; the
-        default is 1). A ``bool``, a float or a string is a ``TypeError``."""
-        self._native.set_queue_max_stalled(queue_name, int_arg("max_stalled_count", max_stalled_count))
+        default is 1). A ``bool``, a float or a string is a
+        :class:`~flexiq.WrongType`."""
+        self._native.set_queue_max_stalled(queue_name, max_stalled_count)
 
     def clear_queue_max_stalled(self, queue_name: str) -> None:
         """Restores a queue's stall budget to the default of 1."""

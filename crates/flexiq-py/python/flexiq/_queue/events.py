@@ -14,8 +14,9 @@ at most :data:`READ_SLICE_MS`, and an :class:`EventIterator` waits for its next 
 slices of :data:`NEXT_SLICE_MS`, so Ctrl-C (``KeyboardInterrupt``) reaches a waiting reader
 promptly, and a cancelled ``aevents`` / ``aread_events`` frees its thread as soon. The
 async forms are written here rather than made by :func:`flexiq._aio.async_twins` for that
-reason. A wrong type is an :class:`~flexiq.InvalidArgument` that is also a ``TypeError``; a
-wrong value an :class:`~flexiq.InvalidArgument`; both are raised before anything is read.
+reason. A wrong type is a :class:`~flexiq.WrongType` (an :class:`~flexiq.InvalidArgument`
+that is also a ``TypeError``); a wrong value an :class:`~flexiq.InvalidArgument`; both are
+raised before anything is read.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional,
 
 from .. import _flexiq
 from .._aio import run_blocking
-from ..exceptions import Closed, FlexiqError, InvalidArgument
+from .._args import integer
+from ..exceptions import Closed, FlexiqError, InvalidArgument, WrongType
 from ..models import Event
 from .base import QueueBase
 
@@ -39,30 +41,14 @@ READ_SLICE_MS = 1000
 #: out costs nothing: the read it waited on carries on inside the stream.
 NEXT_SLICE_MS = 250
 
-_I64_MAX = 2**63 - 1
-
-
-class _WrongType(InvalidArgument, TypeError):
-    """A value of the wrong type: an :class:`~flexiq.InvalidArgument`, and a ``TypeError`` as
-    any wrong type is."""
-
-
-def _int(what: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _WrongType(f"{what} must be an integer, not {type(value).__name__}")
-    if not -_I64_MAX - 1 <= value <= _I64_MAX:
-        raise InvalidArgument(f"{what} {value} is out of range")
-    return value
-
-
 def _opt_str(what: str, value: Any) -> Optional[str]:
     if value is not None and not isinstance(value, str):
-        raise _WrongType(f"{what} must be a string or None, not {type(value).__name__}")
+        raise WrongType(f"{what} must be a string or None, not {type(value).__name__}")
     return value
 
 
 def _block_ms(value: Any, low: int) -> int:
-    ms = _int("block_ms", value)
+    ms = integer("block_ms", value)
     if not low <= ms <= _flexiq.MAX_EVENTS_BLOCK_MS:
         raise InvalidArgument(f"block_ms {ms} must be between {low} and {_flexiq.MAX_EVENTS_BLOCK_MS}")
     return ms
@@ -74,11 +60,11 @@ def _kinds(kinds: Any) -> Optional[List[str]]:
     if kinds is None:
         return None
     if isinstance(kinds, (str, bytes)) or not isinstance(kinds, (list, tuple, set, frozenset)):
-        raise _WrongType(f"kinds must be a list of kind or event names, not {type(kinds).__name__}")
+        raise WrongType(f"kinds must be a list of kind or event names, not {type(kinds).__name__}")
     names = list(kinds)
     bad = [n for n in names if not isinstance(n, str)]
     if bad:
-        raise _WrongType(f"kinds must hold names (strings), not {type(bad[0]).__name__}")
+        raise WrongType(f"kinds must hold names (strings), not {type(bad[0]).__name__}")
     if not names:
         raise InvalidArgument("kinds must name at least one kind; give None for every event")
     return names
@@ -89,7 +75,7 @@ def _event(d: Dict[str, Any]) -> Event:
 
 
 def _read_args(after: Any, block_ms: Any, limit: Any) -> Tuple[Optional[str], int, int]:
-    return _opt_str("after", after), _block_ms(block_ms, 0), _int("limit", limit)
+    return _opt_str("after", after), _block_ms(block_ms, 0), integer("limit", limit)
 
 
 def _slices(block_ms: int) -> Iterator[int]:
@@ -172,13 +158,13 @@ class EventsMixin(QueueBase):
         :class:`~flexiq.InvalidArgument`; with events switched off
         (:meth:`set_events_enabled`), :class:`~flexiq.Conflict`."""
         if not isinstance(name, str):
-            raise _WrongType(f"event name must be a string, not {type(name).__name__}")
+            raise WrongType(f"event name must be a string, not {type(name).__name__}")
         _opt_str("job_id", job_id)
         _opt_str("queue", queue)
         try:
             text = json.dumps(data, allow_nan=False, separators=(",", ":"))
         except TypeError as e:
-            raise _WrongType(f"data of event {name} is not JSON: {e}") from e
+            raise WrongType(f"data of event {name} is not JSON: {e}") from e
         except (ValueError, RecursionError) as e:
             raise InvalidArgument(f"data of event {name} is not JSON: {e}") from e
         return self._native.publish_event(name, text, job_id, queue)
@@ -214,10 +200,10 @@ class EventsMixin(QueueBase):
         after = _opt_str("after", after)
         names = _kinds(kinds)
         if not isinstance(from_start, bool):
-            raise _WrongType(f"from_start must be a bool, not {type(from_start).__name__}")
+            raise WrongType(f"from_start must be a bool, not {type(from_start).__name__}")
         if after is not None and from_start:
             raise InvalidArgument("give after or from_start, not both")
-        block, size = _block_ms(block_ms, 1), _int("batch", batch)
+        block, size = _block_ms(block_ms, 1), integer("batch", batch)
         native = self._native
         return lambda: native.events(after, names, from_start, block, size)
 

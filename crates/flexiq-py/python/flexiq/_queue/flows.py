@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 from .._flow import FlowNode, native_tree
 from ..models import ChildDependency, Dependencies
-from .base import QueueBase, int_arg
+from .base import QueueBase
 
 __all__ = ["FlowsMixin"]
 
@@ -40,8 +40,8 @@ class FlowsMixin(QueueBase):
         ``after`` (the previous page's ``next_after``), sorted by outcome; results are decoded
         with the queue's serializer. An unknown job raises :class:`~flexiq.NotFound`, a
         malformed id or cursor or a limit out of range :class:`~flexiq.InvalidArgument`, a
-        non-integer limit ``TypeError``."""
-        page = self._native.get_dependencies(job_id, after, int_arg("limit", limit))
+        non-integer limit :class:`~flexiq.WrongType`."""
+        page = self._native.get_dependencies(job_id, after, limit)
         loads = self.serializer.loads
 
         def child(d: Dict[str, Any]) -> ChildDependency:

@@ -8,12 +8,12 @@ pending, waiting or suspended job may get a new priority; any other status is
 delay, a priority outside ±2,097,152 or a count outside 1 to 10,000
 :class:`~flexiq.InvalidArgument`. Delays are milliseconds, as the backend contract names
 them, and with the counts and priorities must be real integers: a ``bool``, a float or a
-string is a ``TypeError``, and nothing changes.
+string is a :class:`~flexiq.WrongType` (also a ``TypeError``), and nothing changes.
 """
 
 from __future__ import annotations
 
-from .base import QueueBase, int_arg
+from .base import QueueBase
 
 __all__ = ["RescheduleMixin"]
 
@@ -24,7 +24,7 @@ class RescheduleMixin(QueueBase):
     def change_delay(self, job_id: str, delay_ms: int) -> None:
         """Makes a pending job due ``delay_ms`` milliseconds from now (0: due now); a LIFO
         job becomes an ordinary FIFO one."""
-        self._native.change_delay(job_id, int_arg("delay_ms", delay_ms))
+        self._native.change_delay(job_id, delay_ms)
 
     def promote(self, job_id: str) -> None:
         """Makes a delayed pending job due now. :class:`~flexiq.Conflict` when it is not
@@ -34,10 +34,10 @@ class RescheduleMixin(QueueBase):
     def promote_jobs(self, queue: str, count: int = 1000) -> int:
         """Makes up to ``count`` (1 to 10,000) delayed pending jobs of ``queue`` due now,
         soonest first; returns how many. Call it until it returns 0."""
-        return self._native.promote_jobs(queue, int_arg("count", count))
+        return self._native.promote_jobs(queue, count)
 
     def change_priority(self, job_id: str, priority: int, lifo: bool = False) -> None:
         """Gives a pending, waiting or suspended job a new priority (higher runs first).
         With ``lifo`` a due pending job is also placed ahead of the FIFO jobs of that
         priority, as the enqueue option ``lifo`` does."""
-        self._native.change_priority(job_id, int_arg("priority", priority), lifo)
+        self._native.change_priority(job_id, priority, lifo)

@@ -22,7 +22,7 @@ from .._options import OPTION_NAMES, EnqueueOptions, public_options
 from ..exceptions import InvalidArgument
 from ..models import JobScheduler, Page
 from ..task import Task
-from .base import QueueBase, int_arg
+from .base import QueueBase
 
 if TYPE_CHECKING:
     from ..serialization import Serializer
@@ -141,6 +141,6 @@ class SchedulersMixin(QueueBase):
     def list_job_schedulers(self, limit: int = 100, after: Optional[str] = None) -> Page[JobScheduler]:
         """A keyset page of schedulers by id (``limit`` 1 to 10,000); pass ``next_cursor`` back
         as ``after``. ``None`` means that was the last page. A malformed cursor or a limit out
-        of range raise :class:`~flexiq.InvalidArgument`, a non-integer limit ``TypeError``."""
-        items, cursor = self._native.list_job_schedulers(int_arg("limit", limit), after)
+        of range raise :class:`~flexiq.InvalidArgument`, a non-integer limit :class:`~flexiq.WrongType`."""
+        items, cursor = self._native.list_job_schedulers(limit, after)
         return Page([self._scheduler(d) for d in items], cursor)

@@ -20,8 +20,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .. import _flexiq
 from .._aio import WorkflowAsyncMixin, async_twins
+from .._args import integer, optional_text, text
 from .._units import NotSeconds, seconds_to_ms
-from ..exceptions import InvalidArgument
+from ..exceptions import InvalidArgument, WrongType
 from ..models import Dequeued, Fence, WorkflowJob
 from .base import QueueBase
 
@@ -31,7 +32,6 @@ __all__ = ["WorkflowJobSpec", "WorkflowJobs", "WorkflowMixin", "WorkflowServes"]
 PollAt = Union[_dt.datetime, float]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_I64 = (-(2**63), 2**63 - 1)
 
 
 class _StageIds(TypedDict):
@@ -67,29 +67,6 @@ class WorkflowServes(_ServesWorkflow, total=False):
 
 #: Every key a stage dict may carry, the required ones first.
 _SPEC_KEYS = tuple(WorkflowJobSpec.__annotations__)
-
-
-class _WrongType(InvalidArgument, TypeError):
-    """A value of the wrong type: an :class:`~flexiq.InvalidArgument`, and a ``TypeError`` as
-    any wrong type is."""
-
-
-def _str(what: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise _WrongType(f"{what} must be a string, not {type(value).__name__}")
-    return value
-
-
-def _opt_str(what: str, value: Any) -> Optional[str]:
-    return None if value is None else _str(what, value)
-
-
-def _int(what: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _WrongType(f"{what} must be an integer, not {type(value).__name__}")
-    if not _I64[0] <= value <= _I64[1]:
-        raise InvalidArgument(f"{what} {value} is out of range")
-    return value
 
 
 def _poll_ms(what: str, at: Any) -> int:
@@ -129,7 +106,7 @@ def _stage(i: int, job: Any) -> Dict[str, Any]:
     """Stage ``i`` of a batch as the native dict; errors name the index."""
     where = f"enqueue_parallel job {i}"
     if not isinstance(job, Mapping):
-        raise _WrongType(f"{where} must be a dict, not {type(job).__name__}")
+        raise WrongType(f"{where} must be a dict, not {type(job).__name__}")
     for k in job:
         if k not in _SPEC_KEYS:
             raise InvalidArgument(f"{where}: unknown key {k!r} (expected {', '.join(_SPEC_KEYS)})")
@@ -140,15 +117,15 @@ def _stage(i: int, job: Any) -> Dict[str, Any]:
         payload = json.dumps(job["payload"], separators=(",", ":")).encode()
     except (TypeError, ValueError) as e:
         raise InvalidArgument(f"{where}: payload is not JSON serializable: {e}") from None
-    out: Dict[str, Any] = {k: _str(f"{where}: {k}", job[k]) for k in ("workflow_run_id", "workflow_id", "stage_id")}
+    out: Dict[str, Any] = {k: text(f"{where}: {k}", job[k]) for k in ("workflow_run_id", "workflow_id", "stage_id")}
     out["payload"] = payload
-    out["definition_version"] = _opt_str(f"{where}: definition_version", job.get("definition_version"))
+    out["definition_version"] = optional_text(f"{where}: definition_version", job.get("definition_version"))
     priority = job.get("priority")
-    out["priority"] = 0 if priority is None else _int(f"{where}: priority", priority)
+    out["priority"] = 0 if priority is None else integer(f"{where}: priority", priority)
     at = job.get("next_poll_at")
     out["next_poll_at_ms"] = None if at is None else _poll_ms(f"{where}: next_poll_at", at)
     attempts = job.get("max_attempts")
-    out["max_attempts"] = None if attempts is None else _int(f"{where}: max_attempts", attempts)
+    out["max_attempts"] = None if attempts is None else integer(f"{where}: max_attempts", attempts)
     return out
 
 
@@ -156,7 +133,7 @@ def _serves(serves: Any) -> List[Tuple[str, Optional[str]]]:
     if serves is None:
         return []
     if isinstance(serves, (str, Mapping)):
-        raise _WrongType("serves must be a list of workflow ids, (workflow_id, definition_version) pairs or dicts")
+        raise WrongType("serves must be a list of workflow ids, (workflow_id, definition_version) pairs or dicts")
     out: List[Tuple[str, Optional[str]]] = []
     for i, s in enumerate(serves):
         what = f"serves[{i}]"
@@ -168,12 +145,12 @@ def _serves(serves: Any) -> List[Tuple[str, Optional[str]]]:
                     raise InvalidArgument(f"{what}: unknown key {k!r} (expected workflow_id, definition_version)")
             if "workflow_id" not in s:
                 raise InvalidArgument(f"{what}: workflow_id is required")
-            version = _opt_str(f"{what}: definition_version", s.get("definition_version"))
-            out.append((_str(f"{what}: workflow_id", s["workflow_id"]), version))
+            version = optional_text(f"{what}: definition_version", s.get("definition_version"))
+            out.append((text(f"{what}: workflow_id", s["workflow_id"]), version))
         elif isinstance(s, tuple) and len(s) == 2:
-            out.append((_str(f"{what}: workflow_id", s[0]), _opt_str(f"{what}: definition_version", s[1])))
+            out.append((text(f"{what}: workflow_id", s[0]), optional_text(f"{what}: definition_version", s[1])))
         else:
-            raise _WrongType(f"{what} must be a workflow id, a (workflow_id, definition_version) pair or a dict")
+            raise WrongType(f"{what} must be a workflow id, a (workflow_id, definition_version) pair or a dict")
     return out
 
 
@@ -181,15 +158,15 @@ def _queues(queues: Any) -> List[str]:
     if queues is None:
         return []
     if isinstance(queues, str):
-        raise _WrongType("queues must be a list of queue names, not str")
-    return [_str(f"queues[{i}]", q) for i, q in enumerate(queues)]
+        raise WrongType("queues must be a list of queue names, not str")
+    return [text(f"queues[{i}]", q) for i, q in enumerate(queues)]
 
 
 def _fence(fence: Optional[Fence]) -> Optional[Tuple[str, int, int, int]]:
     if fence is None:
         return None
     if not isinstance(fence, Fence):
-        raise _WrongType(f"fence must be a flexiq.Fence (from dequeue), not {type(fence).__name__}")
+        raise WrongType(f"fence must be a flexiq.Fence (from dequeue), not {type(fence).__name__}")
     return (fence.job_id, fence.attempt, fence.started_at, fence.claim_seq)
 
 
@@ -233,7 +210,7 @@ class WorkflowJobs(WorkflowAsyncMixin):
     def adopt_worker_id(self, worker_id: str) -> str:
         """Offers a host's worker id; returns the id the view will stamp (a view opened with
         its own ``worker_id`` keeps it, so compare to warn on a mismatch). No I/O."""
-        return self._native.adopt_worker_id(_str("worker_id", worker_id))
+        return self._native.adopt_worker_id(text("worker_id", worker_id))
 
     def enqueue_parallel(self, jobs: Iterable[WorkflowJobSpec]) -> List[str]:
         """Inserts or replaces stages, all in one transaction; returns their job ids in
@@ -243,7 +220,7 @@ class WorkflowJobs(WorkflowAsyncMixin):
         ``"superseded"``. A bad stage raises :class:`~flexiq.InvalidArgument` naming its
         index and nothing is written."""
         if isinstance(jobs, (str, bytes, Mapping)):
-            raise _WrongType(f"jobs must be a list of stage dicts, not {type(jobs).__name__}")
+            raise WrongType(f"jobs must be a list of stage dicts, not {type(jobs).__name__}")
         return self._native.enqueue_parallel([_stage(i, j) for i, j in enumerate(jobs)])
 
     def dequeue(
@@ -265,61 +242,61 @@ class WorkflowJobs(WorkflowAsyncMixin):
 
     def complete(self, job_id: str, fence: Optional[Fence] = None) -> str:
         """Completes a job. With ``fence``, only while that attempt runs."""
-        return self._native.complete(_str("job_id", job_id), _fence(fence))
+        return self._native.complete(text("job_id", job_id), _fence(fence))
 
     def fail(self, job_id: str, error: str, should_retry: bool = False, fence: Optional[Fence] = None) -> str:
         """Fails the attempt with ``error``; it is retried (within ``max_attempts``) only
         when ``should_retry`` is true. With ``fence``, only while that attempt runs."""
         if not isinstance(should_retry, bool):
-            raise _WrongType(f"should_retry must be a bool, not {type(should_retry).__name__}")
-        return self._native.fail(_str("job_id", job_id), _str("error", error), should_retry, _fence(fence))
+            raise WrongType(f"should_retry must be a bool, not {type(should_retry).__name__}")
+        return self._native.fail(text("job_id", job_id), text("error", error), should_retry, _fence(fence))
 
     def suspend(self, job_id: str, next_poll_at: PollAt, fence: Optional[Fence] = None) -> str:
         """Suspends a running job until ``next_poll_at`` (an aware datetime or Unix seconds),
         when it becomes claimable again. With ``fence``, only while that attempt runs."""
         at = _poll_ms("next_poll_at", next_poll_at)
-        return self._native.suspend(_str("job_id", job_id), at, _fence(fence))
+        return self._native.suspend(text("job_id", job_id), at, _fence(fence))
 
     def defer(self, job_id: str, next_poll_at: PollAt, reason: str, fence: Optional[Fence] = None) -> str:
         """Declines a claim: back to pending until ``next_poll_at`` without spending the
         attempt (not a failure; use it for work this host cannot take now). With
         ``fence``, only while that attempt runs."""
         at = _poll_ms("next_poll_at", next_poll_at)
-        return self._native.defer(_str("job_id", job_id), at, _str("reason", reason), _fence(fence))
+        return self._native.defer(text("job_id", job_id), at, text("reason", reason), _fence(fence))
 
     def touch_job(self, job_id: str) -> None:
         """Renews the lease of a running job (unfenced; nothing when it is not running), so
         :meth:`release_stale_jobs` leaves a long stage alone."""
-        self._native.touch_job(_str("job_id", job_id))
+        self._native.touch_job(text("job_id", job_id))
 
     def release_stale_jobs(self, threshold_ms: int = 60_000) -> int:
         """The fine lease tier: gives back running jobs whose lease was last renewed more
         than ``threshold_ms`` ago (default one minute; last error prefixed
         ``LEASE_HEARTBEAT_LOST``); returns how many."""
-        return self._native.release_stale_jobs(_int("threshold_ms", threshold_ms))
+        return self._native.release_stale_jobs(integer("threshold_ms", threshold_ms))
 
     def expire_runaway_jobs(self, absolute_ms: int) -> int:
         """The coarse lease tier: fails running jobs whose attempt started more than
         ``absolute_ms`` ago, heartbeats or not (last error prefixed ``LEASE_ABSOLUTE_CAP``);
         returns how many."""
-        return self._native.expire_runaway_jobs(_int("absolute_ms", absolute_ms))
+        return self._native.expire_runaway_jobs(integer("absolute_ms", absolute_ms))
 
     def cancel_by_run(self, run_id: str) -> int:
         """Cancels the run's jobs that have not started (pending, waiting, suspended);
         returns how many. Running and finished jobs are left alone."""
-        return self._native.cancel_by_run(_str("run_id", run_id))
+        return self._native.cancel_by_run(text("run_id", run_id))
 
     def delete_by_run_and_stages(self, run_id: str, stage_ids: Sequence[str]) -> int:
         """Deletes the job rows of the run's listed stages, whatever their status; returns
         how many. An empty list deletes nothing."""
         if isinstance(stage_ids, str):
-            raise _WrongType("stage_ids must be a list of stage ids, not str")
-        ids = [_str(f"stage_ids[{i}]", s) for i, s in enumerate(stage_ids)]
-        return self._native.delete_by_run_and_stages(_str("run_id", run_id), ids)
+            raise WrongType("stage_ids must be a list of stage ids, not str")
+        ids = [text(f"stage_ids[{i}]", s) for i, s in enumerate(stage_ids)]
+        return self._native.delete_by_run_and_stages(text("run_id", run_id), ids)
 
     def get_jobs_by_workflow_run(self, run_id: str) -> List[WorkflowJob]:
         """Every job of a run, any status, oldest first."""
-        return [_job(d) for d in self._native.get_jobs_by_workflow_run(_str("run_id", run_id))]
+        return [_job(d) for d in self._native.get_jobs_by_workflow_run(text("run_id", run_id))]
 
 
 class WorkflowMixin(QueueBase):
@@ -339,9 +316,9 @@ class WorkflowMixin(QueueBase):
         claims (default: one made up, until a host offers its own with
         :meth:`WorkflowJobs.adopt_worker_id`). No I/O."""
         native = self._native.workflow_jobs(
-            _opt_str("fairness_group_by", fairness_group_by),
-            None if fairness_cap is None else _int("fairness_cap", fairness_cap),
-            _opt_str("worker_id", worker_id),
-            _str("queue", queue),
+            optional_text("fairness_group_by", fairness_group_by),
+            None if fairness_cap is None else integer("fairness_cap", fairness_cap),
+            optional_text("worker_id", worker_id),
+            text("queue", queue),
         )
         return WorkflowJobs(native)
