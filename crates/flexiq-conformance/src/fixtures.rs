@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use flexiq_core::store::{
     Ack, AckKind, AckRequest, AcquireLeaseRequest, ClaimRequest, DeadLettersRequest, EnqueueRequest,
-    Enqueued, LeaseRequest, ListJobsRequest,
+    Enqueued, HeartbeatRequest, LeaseRequest, ListJobsRequest,
 };
 use flexiq_core::{
     AckOutcome, ClaimedJob, DeadJob, EnqueueOptions, ErrorKind, Job, JobFilter, JobId, JobStatus, Lease,
@@ -114,12 +114,24 @@ pub async fn start(s: &dyn Store, j: NewJob, at: i64) -> ClaimedJob {
 }
 
 /// Claims at `at` and returns the claim of `id`, failing when it is not among the jobs claimed.
+/// The attempt's start is reported at the same instant ([`report_started`]), as a worker's
+/// heartbeat would once its handler runs, so a lapsed lease of it is a stall.
 pub async fn claim_id(s: &dyn Store, id: &JobId, at: i64) -> ClaimedJob {
     let claimed = take(s, 1, at).await;
-    match claimed.into_iter().next() {
+    let c = match claimed.into_iter().next() {
         Some(c) if &c.job.id == id => c,
         other => panic!("expected to claim {id}, got {:?}", other.map(|c| c.job.id)),
-    }
+    };
+    report_started(s, &c, at).await;
+    c
+}
+
+/// Reports at `at` that the handler of claim `c` started (a heartbeat), failing unless the
+/// claim still holds the lease.
+pub async fn report_started(s: &dyn Store, c: &ClaimedJob, at: i64) {
+    let req = HeartbeatRequest { jobs: vec![(c.job.id.clone(), c.fence)], now: at };
+    let replies = s.heartbeat(req).await.unwrap_or_else(|e| panic!("heartbeat {}: {e}", c.job.id));
+    assert_eq!(replies[0].outcome, AckOutcome::Acknowledged, "start of {} reported", c.job.id);
 }
 
 /// Applies one ack at `at` and returns its outcome.

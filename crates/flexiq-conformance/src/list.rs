@@ -23,6 +23,7 @@ macro_rules! for_each_case {
         $crate::__cases_fence!($callback, $make);
         $crate::__cases_heartbeat!($callback, $make);
         $crate::__cases_lease!($callback, $make);
+        $crate::__cases_unstarted!($callback, $make);
         $crate::__cases_claim_seq!($callback, $make);
         $crate::__cases_requeue!($callback, $make);
         $crate::__cases_cancel!($callback, $make);
@@ -50,6 +51,7 @@ macro_rules! for_each_case {
         $crate::__cases_workflow!($callback, $make);
         $crate::__cases_workflow_fair!($callback, $make);
         $crate::__cases_workflow_batch!($callback, $make);
+        $crate::__cases_workflow_ack_claim!($callback, $make);
         $crate::__cases_workflow_dead!($callback, $make);
         $crate::__cases_stalled!($callback, $make);
         $crate::__cases_flows!($callback, $make);

@@ -7,7 +7,7 @@
 //! flow is one transaction or script on every store, and the rules for what a finished child
 //! means ([`EdgePolicy::on_child_failed`], [`edge_settled`], [`ChildClass::of`]) live here once.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -202,8 +202,9 @@ pub struct FlowPlan {
 
 /// Validates a flow tree for `namespace` and lays it out as one batch. Refuses a node naming
 /// another namespace, an id given twice or a `depends_on` naming one of the node's ancestors
-/// (both would make a cycle), a policy on the root, a flow policy that is not one of
-/// [`EdgePolicy::FLOW`], more than [`MAX_FLOW_NODES`] jobs, and anything [`NewJob::build`]
+/// or itself (each would make a cycle), a `depends_on` naming one of its own children or a node
+/// the batch places after it (a later sibling or branch), a policy on the root, a flow policy
+/// that is not one of [`EdgePolicy::FLOW`], more than [`MAX_FLOW_NODES`] jobs, and anything [`NewJob::build`]
 /// refuses. Walks without recursion, so depth is bounded by the node cap only.
 pub fn plan_flow(root: FlowNode, namespace: &str, now: i64) -> Result<FlowPlan> {
     if root.on_failure.is_some() {
@@ -299,6 +300,10 @@ pub fn plan_flow(root: FlowNode, namespace: &str, now: i64) -> Result<FlowPlan> 
             }
         }
     }
+    refuse_misplaced_dependencies(
+        &flat.iter().map(|f| (&f.id, f.node.options.depends_on.as_slice(), f.parent)).collect::<Vec<_>>(),
+        &post,
+    )?;
     let mut built: Vec<Option<NewJob>> = vec![None; flat.len()];
     for &i in &post {
         let f = &flat[i];
@@ -328,6 +333,43 @@ pub fn plan_flow(root: FlowNode, namespace: &str, now: i64) -> Result<FlowPlan> 
     }
     let jobs = jobs.into_iter().map(|j| j.expect("every node is built")).collect();
     Ok(FlowPlan { jobs, order })
+}
+
+/// Refuses a `depends_on` naming a node of the same flow that cannot be one of its
+/// dependencies: the node itself, one of its own children (already an edge), or a node the
+/// batch places after it (a later sibling, or a node of a later branch), which the store would
+/// find missing when it inserts the node. `nodes` holds each node's id, explicit dependencies
+/// and parent, in pre-order; `post` is the batch order. Ancestors are refused before this.
+fn refuse_misplaced_dependencies(nodes: &[(&JobId, &[String], Option<usize>)], post: &[usize]) -> Result<()> {
+    let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0.as_str(), i)).collect();
+    let mut placed = vec![0usize; nodes.len()];
+    for (pos, &i) in post.iter().enumerate() {
+        placed[i] = pos;
+    }
+    for (i, (id, depends_on, _)) in nodes.iter().enumerate() {
+        for d in depends_on.iter() {
+            let Some(k) = JobId::parse(d).ok().and_then(|d| index.get(d.as_str()).copied()) else {
+                continue;
+            };
+            let other = nodes[k].0;
+            if k == i {
+                return Err(Error::invalid(format!(
+                    "job {id} depends on itself in the flow, which would make a cycle"
+                )));
+            }
+            if nodes[k].2 == Some(i) {
+                return Err(Error::invalid(format!(
+                    "job {id} names {other} in depends_on, but {other} is already its child in the flow"
+                )));
+            }
+            if placed[k] > placed[i] {
+                return Err(Error::invalid(format!(
+                    "job {id} depends on {other}, which the flow inserts after it (a later sibling or branch): make {other} a child of {id} instead"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -372,6 +414,61 @@ mod tests {
         keyed.options.unique_key = Some("k".into());
         assert!(plan_flow(node("r", vec![keyed]), "ns", 1).is_err());
         assert!(EdgePolicy::parse("explode").unwrap_err().to_string().contains("explode"));
+    }
+
+    /// The preset ids of [`preset`]'s root, `a`, `a1` and `b`.
+    fn preset_ids() -> [String; 4] {
+        std::array::from_fn(|_| JobId::at(1).to_string())
+    }
+
+    /// A tree of a root with children `a` (holding `a1`) and `b`, ids from `ids`; `edit` adds
+    /// dependencies before it is planned.
+    fn preset(ids: &[String; 4], edit: impl FnOnce(&mut FlowNode)) -> Result<FlowPlan> {
+        let with = |i: usize, n: FlowNode| FlowNode { id: Some(ids[i].clone()), ..n };
+        let a = with(1, node("a", vec![with(2, node("a1", vec![]))]));
+        let mut tree = with(0, node("root", vec![a, with(3, node("b", vec![]))]));
+        edit(&mut tree);
+        plan_flow(tree, "ns", 10)
+    }
+
+    fn refused(plan: Result<FlowPlan>, names: &str, says: &str) {
+        let e = plan.unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        let text = e.to_string();
+        assert!(text.contains(names) && text.contains(says), "{text}");
+    }
+
+    #[test]
+    fn a_node_depending_on_itself_is_refused() {
+        let ids = preset_ids();
+        let p = preset(&ids, |t| t.children[0].options.depends_on = vec![ids[1].clone()]);
+        refused(p, &ids[1], "itself");
+    }
+
+    #[test]
+    fn a_node_depending_on_its_own_child_is_refused() {
+        let ids = preset_ids();
+        let p = preset(&ids, |t| t.children[0].options.depends_on = vec![ids[2].clone()]);
+        refused(p, &ids[1], "already its child");
+    }
+
+    #[test]
+    fn a_node_depending_on_a_later_sibling_or_branch_is_refused() {
+        let ids = preset_ids();
+        let p = preset(&ids, |t| t.children[0].options.depends_on = vec![ids[3].clone()]);
+        refused(p, &ids[1], "inserts after it");
+        let p = preset(&ids, |t| t.children[0].children[0].options.depends_on = vec![ids[3].clone()]);
+        refused(p, &ids[2], "inserts after it");
+    }
+
+    #[test]
+    fn a_node_may_depend_on_an_earlier_branch_or_a_grandchild() {
+        let ids = preset_ids();
+        let a1 = JobId::parse(&ids[2]).unwrap();
+        let p = preset(&ids, |t| t.children[1].options.depends_on = vec![ids[2].clone()]).unwrap();
+        assert_eq!(p.jobs[2].depends_on, vec![a1.clone()]);
+        let p = preset(&ids, |t| t.options.depends_on = vec![ids[2].clone()]).unwrap();
+        assert_eq!(p.jobs[3].depends_on[0], a1);
     }
 
     #[test]

@@ -13,6 +13,12 @@ use crate::job::{Job, JobStatus};
 pub const LEASE_HEARTBEAT_LOST: &str = "LEASE_HEARTBEAT_LOST";
 /// Error prefix of a job failed for stalling more often than its queue's budget allows.
 pub const STALLED: &str = "STALLED";
+/// How many claims a job may have been given back (by suspends, defers, requeues and
+/// releases: `claim_seq - attempt`) for a release of a claim whose start was never reported to
+/// give the attempt back without a stall. Beyond it such a release counts as a stall, so a job
+/// that kills its worker before the start is reported cannot cycle for ever.
+pub const UNSTARTED_RELEASE_LIMIT: u64 = 8;
+
 /// Error prefix stamped when an attempt outlives the absolute cap.
 pub const LEASE_ABSOLUTE_CAP: &str = "LEASE_ABSOLUTE_CAP";
 
@@ -105,10 +111,20 @@ pub enum Event {
         /// Why it was declined.
         reason: String,
     },
-    /// No heartbeat within the stale window: the job stalled.
+    /// No heartbeat within the stale window: the job stalled, or, when no heartbeat ever
+    /// reported its start, it was still in the prefetch buffer of a worker that died.
+    ///
+    /// A release of a claim whose start was never reported gives the attempt back and counts
+    /// no stall: the job never ran. Starts are reported on the worker's periodic heartbeat, so
+    /// a job that kills its worker before the next beat looks the same; such releases are
+    /// therefore bounded by the claims the job has already been given back
+    /// ([`UNSTARTED_RELEASE_LIMIT`]): past it, an unreported release is a stall like any other
+    /// and the queue's stall budget ends the loop.
     HeartbeatLost {
         /// Stalls the job's queue lets it recover from ([`crate::store::QueueConfig::stall_budget`]).
         max_stalled: u32,
+        /// Whether a heartbeat reported that the attempt's handler started.
+        started: bool,
     },
     /// The attempt outlived the absolute cap.
     RunawayExpired,
@@ -321,9 +337,22 @@ pub fn transition(state: &JobState, event: &Event, now: i64) -> Result<Next, Ref
             n.clear_lease = true;
             Ok(n)
         }
-        Event::HeartbeatLost { max_stalled } => {
+        Event::HeartbeatLost { max_stalled, started } => {
             if state.status != JobStatus::Running {
                 return Err(illegal());
+            }
+            let given_back_claims = state.claim_seq.saturating_sub(u64::from(state.attempt));
+            if !*started && given_back_claims < UNSTARTED_RELEASE_LIMIT {
+                let msg = format!(
+                    "{LEASE_HEARTBEAT_LOST}: the worker holding attempt {} stopped before it reported starting the job; the attempt is given back",
+                    state.attempt
+                );
+                let mut n = Next::to(JobStatus::Pending, given_back);
+                n.run_at = Some(now);
+                n.last_error = Some(msg.clone());
+                n.error_record = Some(msg);
+                n.clear_lease = true;
+                return Ok(n);
             }
             let stalls = state.stall_count.saturating_add(1);
             let mut n = if stalls > *max_stalled {
@@ -572,7 +601,8 @@ mod tests {
 
     #[test]
     fn lease_tiers_stamp_their_prefixes() {
-        let n = transition(&running(1, 3), &Event::HeartbeatLost { max_stalled: 1 }, 50).unwrap();
+        let n =
+            transition(&running(1, 3), &Event::HeartbeatLost { max_stalled: 1, started: true }, 50).unwrap();
         assert!(n.last_error.unwrap().starts_with(LEASE_HEARTBEAT_LOST));
         assert_eq!(n.run_at, Some(50));
         let n = transition(&running(4, 3), &Event::RunawayExpired, 50).unwrap();
@@ -582,7 +612,7 @@ mod tests {
 
     #[test]
     fn stalls_give_the_attempt_back_until_the_budget_is_spent() {
-        let lost = Event::HeartbeatLost { max_stalled: 2 };
+        let lost = Event::HeartbeatLost { max_stalled: 2, started: true };
         let mut s = running(3, 3);
         for stall in 1..=2 {
             let n = transition(&s, &lost, 50).unwrap();
@@ -595,8 +625,37 @@ mod tests {
         assert!(n.dead_letter && n.cancel_dependents);
         let msg = n.last_error.unwrap();
         assert!(msg.starts_with(STALLED) && msg.contains("j1") && msg.contains("of 2"), "{msg}");
-        let n = transition(&running(1, 3), &Event::HeartbeatLost { max_stalled: 0 }, 1).unwrap();
+        let n =
+            transition(&running(1, 3), &Event::HeartbeatLost { max_stalled: 0, started: true }, 1).unwrap();
         assert_eq!(n.status, JobStatus::Dead, "a budget of 0 fails the first stall");
+    }
+
+    #[test]
+    fn a_release_of_a_never_started_claim_gives_the_attempt_back_without_a_stall() {
+        let lost = Event::HeartbeatLost { max_stalled: 0, started: false };
+        let mut s = running(2, 3);
+        s.stall_count = 5;
+        let n = transition(&s, &lost, 70).unwrap();
+        assert_eq!((n.status, n.attempt, n.stall_count, n.run_at), (JobStatus::Pending, 1, None, Some(70)));
+        assert!(!n.dead_letter && n.metric.is_none() && n.clear_lease);
+        assert!(n.last_error.unwrap().starts_with(LEASE_HEARTBEAT_LOST));
+    }
+
+    #[test]
+    fn unreported_releases_stall_once_the_job_has_given_back_too_many_claims() {
+        let lost = Event::HeartbeatLost { max_stalled: 1, started: false };
+        let mut s = running(1, 3);
+        // Each unreported release keeps the attempt while the claim sequence moves on.
+        for released in 0..UNSTARTED_RELEASE_LIMIT {
+            s.claim_seq = 1 + released;
+            let n = transition(&s, &lost, 80).unwrap();
+            assert_eq!((n.attempt, n.stall_count), (0, None), "release {released}");
+        }
+        s.claim_seq = 1 + UNSTARTED_RELEASE_LIMIT;
+        let n = transition(&s, &lost, 80).unwrap();
+        assert_eq!((n.status, n.attempt, n.stall_count), (JobStatus::Pending, 0, Some(1)));
+        s.stall_count = 1;
+        assert_eq!(transition(&s, &lost, 90).unwrap().status, JobStatus::Dead);
     }
 
     #[test]
@@ -620,7 +679,7 @@ mod tests {
             prop_assume!(status.is_terminal());
             let s = JobState { id: "x".into(), status, attempt, max_retries: 3, started_at: Some(1), claim_seq: 1, stall_count: 0, backoff: Backoff::default() };
             let fence = Fence { attempt, started_at: 1, claim_seq: 1 };
-            for ev in [Event::Claim, Event::Complete { fence }, Event::HeartbeatLost { max_stalled: 1 }, Event::Requeue, Event::Cancel, Event::DependenciesMet] {
+            for ev in [Event::Claim, Event::Complete { fence }, Event::HeartbeatLost { max_stalled: 1, started: true }, Event::Requeue, Event::Cancel, Event::DependenciesMet] {
                 prop_assert!(transition(&s, &ev, now).is_err());
             }
         }

@@ -174,7 +174,7 @@ for (const backend of BACKENDS) {
       const dag = await q.jobDag(child);
       assert.deepEqual(dag.nodes.map((n) => n.id).sort(), [parent, child].sort());
       assert.deepEqual(dag.edges, [{ from: parent, to: child }]);
-      assert.deepEqual(await q.jobDag(UNKNOWN), { nodes: [], edges: [] });
+      await rejectsCode(assert, () => q.jobDag(UNKNOWN), 'NOT_FOUND');
     });
 
     it('lists the archive, offset and keyset', async () => {

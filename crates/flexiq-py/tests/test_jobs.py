@@ -66,7 +66,8 @@ def test_replay_history_and_dag(queue: Queue) -> None:
     hist = queue.replay_history(a.id)
     assert [(h["original_job_id"], h["replay_job_id"]) for h in hist] == [(a.id, new_id)]
     assert queue.get_replay_history(a.id) == hist
-    assert queue.job_dag(str(uuid.uuid4())) == {"nodes": [], "edges": []}
+    with pytest.raises(JobNotFound):
+        queue.job_dag(str(uuid.uuid4()))
     assert queue.get_job_errors(a.id) == []
 
 

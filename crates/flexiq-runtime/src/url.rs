@@ -5,13 +5,43 @@
 //! `postgresql://` with an optional `?schema=name`, and `redis://` / `rediss://` (one server) or
 //! `redis-cluster://` / `rediss-cluster://` (a Redis Cluster, seed nodes as `?node=host:port`)
 //! with an optional `?prefix=name`. In-memory SQLite is refused: a worker process could never
-//! see it.
+//! see it. A query parameter the scheme does not know is refused by name, with the known ones
+//! listed: a typo such as `?prefx=app` would otherwise open the default prefix or schema, and
+//! a process would read and write another application's jobs.
 
 use std::path::PathBuf;
 
 use flexiq_core::options::validate_name;
 
 use crate::error::{Error, Result};
+
+/// The parameters of a `postgres://` URL: `schema`, then the driver's connection parameters.
+const POSTGRES_PARAMS: &[&str] = &[
+    "schema",
+    "user",
+    "password",
+    "dbname",
+    "options",
+    "application_name",
+    "sslmode",
+    "sslnegotiation",
+    "host",
+    "hostaddr",
+    "port",
+    "connect_timeout",
+    "tcp_user_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_retries",
+    "target_session_attrs",
+    "channel_binding",
+    "load_balance_hosts",
+];
+/// The parameters of a `redis://` or `rediss://` URL.
+const REDIS_PARAMS: &[&str] = &["prefix"];
+/// The parameters of a `redis-cluster://` or `rediss-cluster://` URL.
+const REDIS_CLUSTER_PARAMS: &[&str] = &["prefix", "node"];
 
 /// A parsed store URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,12 +81,15 @@ impl StoreUrl {
         }
         for scheme in ["postgres", "postgresql"] {
             if lower.starts_with(&format!("{scheme}://")) {
+                refuse_unknown_params(url, scheme, POSTGRES_PARAMS)?;
                 let (base, schema) = take_param(url, "schema")?;
                 return Ok(StoreUrl::Postgres { url: base, schema });
             }
         }
         for scheme in ["redis", "rediss", "redis-cluster", "rediss-cluster"] {
             if lower.starts_with(&format!("{scheme}://")) {
+                let known = if scheme.ends_with("-cluster") { REDIS_CLUSTER_PARAMS } else { REDIS_PARAMS };
+                refuse_unknown_params(url, scheme, known)?;
                 let (base, prefix) = take_param(url, "prefix")?;
                 return Ok(StoreUrl::Redis { url: base, prefix });
             }
@@ -104,7 +137,26 @@ fn sqlite(url: &str, path: &str) -> Result<StoreUrl> {
             "sqlite url {url:?} names an in-memory database, which a worker process cannot share: use a file path"
         )));
     }
+    refuse_unknown_params(url, "sqlite", &[])?;
     Ok(StoreUrl::Sqlite { path: PathBuf::from(path) })
+}
+
+/// `InvalidArgument` naming the first query parameter of `url` that is not in `known` (the
+/// parameters of `scheme`), with the known ones listed.
+fn refuse_unknown_params(url: &str, scheme: &str, known: &[&str]) -> Result<()> {
+    let Some((_, query)) = url.split_once('?') else { return Ok(()) };
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let key = pair.split_once('=').map_or(pair, |(k, _)| k);
+        if !known.contains(&key) {
+            let expected = if known.is_empty() {
+                format!("{scheme} urls take no parameters")
+            } else {
+                format!("{scheme} urls take {}", known.join(", "))
+            };
+            return Err(Error::invalid(format!("unknown store url parameter {key:?} ({expected})")));
+        }
+    }
+    Ok(())
 }
 
 /// Removes `name=value` from the query string, returning the rest of the URL and the value.
@@ -187,5 +239,43 @@ mod tests {
         assert_eq!(StoreUrl::parse("rediss-cluster://a:7000").unwrap().backend(), "redis");
         assert!(StoreUrl::parse("redis://h?prefix=").is_err());
         assert!(StoreUrl::parse("postgres://h/db?schema").is_err());
+    }
+
+    /// The message of the refusal of `url`, checked to be `InvalidArgument`.
+    fn refused(url: &str) -> String {
+        let e = StoreUrl::parse(url).unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "{url}: {e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn unknown_parameters_are_refused_by_name_on_every_scheme() {
+        let e = refused("redis://h:6379?prefx=app");
+        assert!(e.contains("\"prefx\"") && e.contains("redis urls take prefix"), "{e}");
+        let e = refused("rediss://h?prefix=app&db=2");
+        assert!(e.contains("\"db\"") && e.contains("prefix"), "{e}");
+        let e = refused("redis://h?node=b:7000");
+        assert!(e.contains("\"node\""), "{e}");
+        let e = refused("redis-cluster://a:7000?node=b:7000&nodes=c:7000");
+        assert!(e.contains("\"nodes\"") && e.contains("prefix, node"), "{e}");
+        let e = refused("postgres://u@h/db?schma=jobs");
+        assert!(e.contains("\"schma\"") && e.contains("schema, user"), "{e}");
+        let e = refused("postgresql://h/db?sslmode=disable&tenant=a");
+        assert!(e.contains("\"tenant\"") && e.contains("sslmode"), "{e}");
+        let e = refused("sqlite:///tmp/q.db?journal=wal");
+        assert!(e.contains("\"journal\"") && e.contains("sqlite urls take no parameters"), "{e}");
+        assert!(refused("jobs.db?cache=shared").contains("\"cache\""));
+        assert!(refused("sqlite://file?mode=memory").contains("in-memory"));
+    }
+
+    #[test]
+    fn known_parameters_still_open() {
+        let pg = "postgres://u@h/db?sslmode=disable&application_name=w&connect_timeout=3&schema=s";
+        assert_eq!(StoreUrl::parse(pg).unwrap().backend(), "postgres");
+        assert_eq!(
+            StoreUrl::parse("redis-cluster://a:7000?node=b:7000&prefix=p").unwrap().backend(),
+            "redis"
+        );
+        assert_eq!(StoreUrl::parse("redis://h?prefix=p").unwrap().backend(), "redis");
     }
 }

@@ -13,7 +13,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
-use crate::db::{i64_of, jid, uid};
+use crate::db::{i64_of, jid, uid, Conn};
 use crate::row::{loaded, state_cols, Loaded, STATE_COL_COUNT};
 use crate::store::PgStore;
 
@@ -42,59 +42,11 @@ impl PgStore {
         if acks.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<Uuid> = acks.iter().map(|a| uid(&a.job_id)).collect::<Result<_>>()?;
         let c = self.conn().await?;
-        let ns: &str = &self.ns;
         let mut fx = Effects::default();
         let outcomes = c
             .tx_lazy(async {
-                let st = c.prep("ack", &lock_sql(self)).await?;
-                let params: [&(dyn ToSql + Sync); 1] = [&ids];
-                let (_, rows) = futures::try_join!(c.begin(), async {
-                    c.query(&st, &params).await.map_err(|e| crate::error::pg("ack", e))
-                })?;
-                let mut state: HashMap<Uuid, Loaded> = HashMap::with_capacity(rows.len());
-                for r in in_namespace(&rows, ns) {
-                    let l = loaded(r, 0)?;
-                    state.insert(l.id, l);
-                }
-                let mut decided: HashMap<Uuid, Change> = HashMap::new();
-                let mut outcomes = Vec::with_capacity(acks.len());
-                for (ack, id) in acks.into_iter().zip(&ids) {
-                    let Some(l) = state.get_mut(id) else {
-                        outcomes.push(AckOutcome::Superseded);
-                        continue;
-                    };
-                    let (event, result) = match ack.kind {
-                        AckKind::Complete { result } => (Event::Complete { fence: ack.fence }, Some(result)),
-                        AckKind::Fail { error, retryable } => {
-                            (Event::Fail { fence: ack.fence, error, retryable }, None)
-                        }
-                        AckKind::Suspend { until } => (Event::Suspend { fence: ack.fence, until }, None),
-                        AckKind::Defer { until, reason } => {
-                            (Event::Defer { fence: ack.fence, until, reason }, None)
-                        }
-                        AckKind::Cancel { reason } => {
-                            (Event::CancelRunning { fence: ack.fence, reason }, None)
-                        }
-                    };
-                    match transition(&l.state, &event, now) {
-                        Ok(next) => {
-                            let before = l.clone();
-                            l.state.status = next.status;
-                            l.state.attempt = next.attempt;
-                            let mut ch = Change::new(before, next);
-                            ch.result = result;
-                            decided.insert(*id, ch);
-                            outcomes.push(AckOutcome::Acknowledged);
-                        }
-                        Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => {
-                            outcomes.push(AckOutcome::Superseded)
-                        }
-                    }
-                }
-                let mut changes: Vec<Change> = decided.into_values().collect();
-                changes.sort_by_key(|ch| ch.before.id);
+                let (outcomes, changes) = self.lock_and_judge(&c, acks, now).await?;
                 self.write_and_commit(&c, &changes, now, false, &mut fx).await?;
                 Ok(outcomes)
             })
@@ -103,10 +55,67 @@ impl PgStore {
         Ok(outcomes)
     }
 
+    /// Begins a transaction on `c`, locks the acked jobs and lets the state machine judge each
+    /// fence: one outcome per ack in order, and the changes to write (in id order), unwritten.
+    pub(crate) async fn lock_and_judge(
+        &self,
+        c: &Conn,
+        acks: Vec<Ack>,
+        now: i64,
+    ) -> Result<(Vec<AckOutcome>, Vec<Change>)> {
+        let ids: Vec<Uuid> = acks.iter().map(|a| uid(&a.job_id)).collect::<Result<_>>()?;
+        let ns: &str = &self.ns;
+        let st = c.prep("ack", &lock_sql(self)).await?;
+        let params: [&(dyn ToSql + Sync); 1] = [&ids];
+        let (_, rows) = futures::try_join!(c.begin(), async {
+            c.query(&st, &params).await.map_err(|e| crate::error::pg("ack", e))
+        })?;
+        let mut state: HashMap<Uuid, Loaded> = HashMap::with_capacity(rows.len());
+        for r in in_namespace(&rows, ns) {
+            let l = loaded(r, 0)?;
+            state.insert(l.id, l);
+        }
+        let mut decided: HashMap<Uuid, Change> = HashMap::new();
+        let mut outcomes = Vec::with_capacity(acks.len());
+        for (ack, id) in acks.into_iter().zip(&ids) {
+            let Some(l) = state.get_mut(id) else {
+                outcomes.push(AckOutcome::Superseded);
+                continue;
+            };
+            let (event, result) = match ack.kind {
+                AckKind::Complete { result } => (Event::Complete { fence: ack.fence }, Some(result)),
+                AckKind::Fail { error, retryable } => {
+                    (Event::Fail { fence: ack.fence, error, retryable }, None)
+                }
+                AckKind::Suspend { until } => (Event::Suspend { fence: ack.fence, until }, None),
+                AckKind::Defer { until, reason } => (Event::Defer { fence: ack.fence, until, reason }, None),
+                AckKind::Cancel { reason } => (Event::CancelRunning { fence: ack.fence, reason }, None),
+            };
+            match transition(&l.state, &event, now) {
+                Ok(next) => {
+                    let before = l.clone();
+                    l.state.status = next.status;
+                    l.state.attempt = next.attempt;
+                    let mut ch = Change::new(before, next);
+                    ch.result = result;
+                    decided.insert(*id, ch);
+                    outcomes.push(AckOutcome::Acknowledged);
+                }
+                Err(Refusal::Superseded) | Err(Refusal::Illegal { .. }) => {
+                    outcomes.push(AckOutcome::Superseded)
+                }
+            }
+        }
+        let mut changes: Vec<Change> = decided.into_values().collect();
+        changes.sort_by_key(|ch| ch.before.id);
+        Ok((outcomes, changes))
+    }
+
     pub(crate) async fn heartbeat_jobs(
         &self,
         jobs: Vec<(JobId, Fence)>,
         now: i64,
+        record_start: bool,
     ) -> Result<Vec<HeartbeatReply>> {
         if jobs.is_empty() {
             return Ok(Vec::new());
@@ -116,13 +125,16 @@ impl PgStore {
         let started: Vec<i64> = jobs.iter().map(|(_, f)| f.started_at).collect();
         let seqs: Vec<i64> = jobs.iter().map(|(_, f)| f.claim_seq.min(i64::MAX as u64) as i64).collect();
         let ns: &str = &self.ns;
-        let sql = self.sql(
-            "UPDATE {S}.jobs j SET heartbeat_at = $2 \
+        // A started attempt's claim sequence goes into start_seq: its release is then a stall.
+        let set =
+            if record_start { "heartbeat_at = $2, start_seq = j.claim_seq" } else { "heartbeat_at = $2" };
+        let sql = self.sql(&format!(
+            "UPDATE {{S}}.jobs j SET {set} \
              FROM unnest($3::uuid[], $4::int4[], $5::int8[], $6::int8[]) AS u(id, attempt, started_at, claim_seq) \
              WHERE j.id = u.id AND j.namespace = $1 AND j.status = 1 AND j.attempt = u.attempt \
                AND j.started_at = u.started_at AND j.claim_seq = u.claim_seq \
-             RETURNING j.id, j.cancel_requested",
-        );
+             RETURNING j.id, j.cancel_requested"
+        ));
         let c = self.conn().await?;
         let rows = c.rows("heartbeat", &sql, &[&ns, &now, &ids, &attempts, &started, &seqs]).await?;
         let renewed: HashMap<Uuid, bool> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
@@ -194,11 +206,15 @@ impl PgStore {
     }
 
     /// Releases the running jobs whose lease lapsed before `now - stale_after_ms`; each job
-    /// stalls against its own queue's budget (the default when the queue sets none).
+    /// stalls against its own queue's budget (the default when the queue sets none), unless no
+    /// heartbeat reported its start (`start_seq` behind its claim sequence): then it was still
+    /// buffered and gets the attempt back without a stall. A workflow stage started when its
+    /// host dequeued it: no buffer stands in between.
     pub(crate) async fn release_stale_jobs(&self, stale_after_ms: u64, now: i64) -> Result<Vec<JobId>> {
         let cutoff = now.saturating_sub(i64_of("stale window ms", stale_after_ms)?);
         let budget = ", (SELECT q.max_stalled_count FROM {S}.queues q \
-            WHERE q.namespace = j.namespace AND q.queue = j.queue)";
+            WHERE q.namespace = j.namespace AND q.queue = j.queue), \
+            (j.start_seq = j.claim_seq OR j.workflow_run_id IS NOT NULL)";
         let released = self
             .expire_running(
                 "release stale jobs",
@@ -211,7 +227,8 @@ impl PgStore {
                         max_stalled_count: max.map(|m| m.max(0) as u32),
                         ..QueueConfig::default()
                     };
-                    Event::HeartbeatLost { max_stalled: config.stall_budget() }
+                    let started: bool = r.get(STATE_COL_COUNT + 1);
+                    Event::HeartbeatLost { max_stalled: config.stall_budget(), started }
                 },
                 now,
             )

@@ -15,7 +15,9 @@
 //! dependencies starts where its edges put it (`flows::standing` over the dependencies'
 //! statuses read under lock, or decided earlier in the batch, and each edge's policy); when a
 //! dependency already failed under a policy that ends the job, that event goes through the
-//! state machine before the insert, so the row is written already cancelled or failed. Each
+//! state machine before the insert; the row is inserted waiting and moved where the event left
+//! it (cancelled or failed) by an update in the same flight, so the events triggers write
+//! `enqueued` and then the ending event, as the other stores do. Each
 //! edge is written with its policy code. A LIFO job is placed at the enqueue's own time
 //! ([`placed_run_at`]), so later enqueues claim first.
 
@@ -511,7 +513,27 @@ impl PgStore {
                 }
                 cols.push(id, j, now)?;
             }
-            let codes: Vec<i16> = st.iter().map(|s| code(*s)).collect();
+            // A job its failed dependency ends is inserted waiting and then moved to where the
+            // event left it, in the same flight: its events are `enqueued` then the ending one,
+            // as the other stores write them.
+            let ending: Vec<usize> = (0..st.len()).filter(|&i| finished[i].is_some()).collect();
+            let waiting = |i: usize| ending.contains(&i);
+            let codes: Vec<i16> = st
+                .iter()
+                .enumerate()
+                .map(|(i, s)| code(if waiting(i) { JobStatus::Waiting } else { *s }))
+                .collect();
+            let insert_finished: Vec<Option<i64>> =
+                finished.iter().enumerate().map(|(i, f)| if waiting(i) { None } else { *f }).collect();
+            let insert_error: Vec<Option<String>> = last_error
+                .iter()
+                .enumerate()
+                .map(|(i, e)| if waiting(i) { None } else { e.clone() })
+                .collect();
+            let end_id: Vec<Uuid> = ending.iter().map(|&i| cols.id[i]).collect();
+            let end_code: Vec<i16> = ending.iter().map(|&i| code(st[i])).collect();
+            let end_at: Vec<Option<i64>> = ending.iter().map(|&i| finished[i]).collect();
+            let end_error: Vec<Option<String>> = ending.iter().map(|&i| last_error[i].clone()).collect();
             let mut writes = Vec::with_capacity(5);
             if !registered {
                 writes.push(Stmt::new("enqueue", reg_sql, vec![&ns, &all_queues]));
@@ -546,13 +568,24 @@ impl PgStore {
                         &ukeys,
                         &deps_text,
                         &has_deps,
-                        &finished,
-                        &last_error,
+                        &insert_finished,
+                        &insert_error,
                         &cols.wv,
                     ],
                 ));
                 writes.len() - 1
             });
+            if !end_id.is_empty() {
+                writes.push(Stmt::new(
+                    "enqueue",
+                    self.sql(
+                        "UPDATE {S}.jobs j SET status = u.st, finished_at = u.fin, last_error = u.err \
+                         FROM unnest($2::uuid[], $3::int2[], $4::int8[], $5::text[]) AS u(id, st, fin, err) \
+                         WHERE j.namespace = $1 AND j.id = u.id",
+                    ),
+                    vec![&ns, &end_id, &end_code, &end_at, &end_error],
+                ));
+            }
             if !edge_dep.is_empty() {
                 writes.push(Stmt::new(
                     "enqueue",
@@ -572,8 +605,14 @@ impl PgStore {
             let replaced = replace_at.is_some_and(|i| !done[i].is_empty());
             if let Some(i) = insert_at.filter(|_| !checked) {
                 if done[i].len() != cols.id.len() {
-                    // A concurrent enqueue took a unique key or a stage first: name the stage.
+                    // A row skipped for its id is a job the table already holds (`Conflict`);
+                    // else a concurrent enqueue took a unique key or a stage first: name the stage.
                     let got: BTreeSet<Uuid> = done[i].iter().map(|r| r.get(0)).collect();
+                    let skipped: Vec<Uuid> = cols.id.iter().filter(|id| !got.contains(id)).copied().collect();
+                    let held = self.sql("SELECT id FROM {S}.jobs WHERE id = ANY($1) ORDER BY id LIMIT 1");
+                    if let Some(r) = c.opt("enqueue", &held, &[&skipped]).await? {
+                        return Err(Error::Conflict(format!("job {} already exists", jid(r.get(0)))));
+                    }
                     let lost: Vec<_> = stages.into_iter().filter(|(id, _, _)| !got.contains(id)).collect();
                     self.refuse_taken_stages(c, &lost).await?;
                     return Err(Error::backend_retryable(format!(

@@ -19,8 +19,13 @@ fn is_retryable_state(code: &SqlState) -> bool {
         || c == "55P03" // lock_not_available
 }
 
-/// Maps a driver error; `what` names the operation (and ids) for the message.
+/// Maps a driver error; `what` names the operation (and ids) for the message. A job id the
+/// table already holds (a unique violation on `jobs_pkey`, as an enqueue re-sent after a lost
+/// reply or a flow's preset id makes) is `Conflict` naming the id, as the other stores say it.
 pub(crate) fn pg(what: &str, e: tokio_postgres::Error) -> Error {
+    if let Some(conflict) = e.as_db_error().and_then(job_id_taken) {
+        return conflict;
+    }
     let retryable = match e.code() {
         Some(code) => is_retryable_state(code),
         None => is_io_like(&e),
@@ -35,6 +40,21 @@ pub(crate) fn pg(what: &str, e: tokio_postgres::Error) -> Error {
     } else {
         Error::backend(message)
     }
+}
+
+/// The `Conflict` for a unique violation on the jobs' primary key, naming the id from the
+/// server's detail (`Key (id)=(<uuid>) already exists.`).
+fn job_id_taken(db: &tokio_postgres::error::DbError) -> Option<Error> {
+    if db.code() != &SqlState::UNIQUE_VIOLATION || db.constraint() != Some("jobs_pkey") {
+        return None;
+    }
+    let detail = db.detail().unwrap_or_default();
+    let id =
+        detail.strip_prefix("Key (id)=(").and_then(|rest| rest.split_once(')')).map(|(id, _)| id.to_string());
+    Some(Error::Conflict(match id {
+        Some(id) => format!("job {id} already exists"),
+        None => format!("a job of the batch already exists ({})", db.message()),
+    }))
 }
 
 /// Whether an error without SQLSTATE is about the connection itself.

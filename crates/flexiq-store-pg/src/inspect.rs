@@ -235,7 +235,7 @@ impl Inspect for PgStore {
             });
         }
         if ids.is_empty() {
-            return Ok(dag);
+            return Err(Error::JobNotFound(id.clone()));
         }
         let ids: Vec<Uuid> = ids.into_iter().collect();
         let sql = self.sql(

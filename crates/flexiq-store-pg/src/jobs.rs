@@ -27,7 +27,11 @@ impl JobStore for PgStore {
     }
 
     async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
-        self.heartbeat_jobs(req.jobs, req.now).await
+        self.heartbeat_jobs(req.jobs, req.now, true).await
+    }
+
+    async fn renew_buffered(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
+        self.heartbeat_jobs(req.jobs, req.now, false).await
     }
 
     async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {

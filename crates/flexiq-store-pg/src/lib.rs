@@ -64,6 +64,7 @@ mod store;
 mod wait;
 mod wake;
 mod workflow;
+mod workflow_ack_claim;
 mod workflow_claim;
 mod workflow_claim_free;
 

@@ -28,6 +28,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (10, include_str!("migrations/0010_flows_dedup.sql")),
     (11, include_str!("migrations/0011_job_schedulers.sql")),
     (12, include_str!("migrations/0012_events.sql")),
+    (13, include_str!("migrations/0013_start_seq.sql")),
 ];
 
 /// A migration's SQL as it runs: the parts core's rules write filled in (`event_rules.rs`),

@@ -1,5 +1,6 @@
 //! [`Workflows`] for [`PgStore`]: stages upserted by (run, stage), run-wide cancel, delete and
-//! listing; the fair claim lives in `workflow_claim.rs` and `workflow_claim_free.rs`.
+//! listing; the fair claim lives in `workflow_claim.rs` and `workflow_claim_free.rs`, acks
+//! followed by a fair claim in `workflow_ack_claim.rs`.
 //!
 //! The unique index `jobs_workflow_stage` (migration 6) holds a pair to one row, so an upsert
 //! is one `INSERT ... ON CONFLICT DO UPDATE`: concurrent upserts of a new pair cannot both
@@ -13,7 +14,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use flexiq_core::store::{
-    placed_run_at, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
+    placed_run_at, AckClaimFairReply, AckClaimFairRequest, CancelRunRequest, ClaimFairRequest,
+    DeleteStagesRequest, UpsertStagesRequest, Workflows,
 };
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{ClaimedJob, Error, Job, JobId, NewJob, Result};
@@ -308,6 +310,10 @@ impl Workflows for PgStore {
 
     async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         self.claim_fair_jobs(req).await
+    }
+
+    async fn ack_and_claim_fair(&self, req: AckClaimFairRequest) -> Result<AckClaimFairReply> {
+        self.ack_claim_fair_jobs(req).await
     }
 
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64> {

@@ -155,7 +155,7 @@ impl PgStore {
     }
 
     /// The transactional path, for claims that may meet limited queues.
-    async fn claim_fair_locked(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
+    pub(crate) async fn claim_fair_locked(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         let ns: &str = &self.ns;
         let now = req.now;
         let n = req.workers.len() as u32;

@@ -32,8 +32,10 @@
 use flexiq_core::store::ClaimFairRequest;
 use flexiq_core::{ClaimedJob, Result};
 use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 
 use crate::claim_free::{claim_effect, claimed_from_rows, limited_seen};
+use crate::db::Conn;
 use crate::error::pg;
 use crate::row::job_cols;
 use crate::store::PgStore;
@@ -156,6 +158,23 @@ impl PgStore {
     /// Claims for every worker of `req` from unlimited queues in one round trip. `None` when
     /// an eligible queue has limits: nothing was claimed and the transactional path must run.
     pub(crate) async fn claim_fair_free(&self, req: &ClaimFairRequest) -> Result<Option<Vec<ClaimedJob>>> {
+        let c = self.conn().await?;
+        let rows = c.tx_lazy(self.free_flight(&c, req, c.begin_relaxed_generic())).await?;
+        if limited_seen(&rows) {
+            return Ok(None);
+        }
+        claimed_from_rows(&rows, req.now).map(Some)
+    }
+
+    /// Sends `opening` (the transaction's `BEGIN`, or a setting of one already open), the
+    /// namespace's advisory lock when `req` has a cap, the claim statement and `COMMIT` in one
+    /// flight on `c`; returns the statement's rows (see [`limited_seen`]).
+    pub(crate) async fn free_flight(
+        &self,
+        c: &Conn,
+        req: &ClaimFairRequest,
+        opening: impl std::future::Future<Output = Result<()>>,
+    ) -> Result<Vec<Row>> {
         let (st, step) = claim_effect(req.now)?;
         let ns: &str = &self.ns;
         let n = req.workers.len() as i64;
@@ -164,7 +183,6 @@ impl PgStore {
             req.serves.iter().map(|s| s.definition_version.as_deref()).collect();
         let cap = req.group_cap.map(i64::from);
         let what = "fair claim";
-        let c = self.conn().await?;
         let mut params: Vec<&(dyn ToSql + Sync)> =
             vec![&ns, &req.queues, &req.now, &n, &st, &step, &req.workers, &workflows, &versions];
         let (stmt, lock) = match &cap {
@@ -176,26 +194,18 @@ impl PgStore {
             }
         };
         let key = fair_lock_key(self.schema(), ns);
-        let rows = c
-            .tx_lazy(async {
-                let (_, _, rows, _) = futures::try_join!(
-                    c.begin_relaxed_generic(),
-                    async {
-                        match &lock {
-                            Some(lock) => c.execute(lock, &[&key]).await.map_err(|e| pg(what, e)),
-                            None => Ok(0),
-                        }
-                    },
-                    async { c.query(&stmt, &params).await.map_err(|e| pg(what, e)) },
-                    c.commit(),
-                )?;
-                Ok(rows)
-            })
-            .await?;
-        if limited_seen(&rows) {
-            return Ok(None);
-        }
-        claimed_from_rows(&rows, req.now).map(Some)
+        let (_, _, rows, _) = futures::try_join!(
+            opening,
+            async {
+                match &lock {
+                    Some(lock) => c.execute(lock, &[&key]).await.map_err(|e| pg(what, e)),
+                    None => Ok(0),
+                }
+            },
+            async { c.query(&stmt, &params).await.map_err(|e| pg(what, e)) },
+            c.commit(),
+        )?;
+        Ok(rows)
     }
 }
 

@@ -268,6 +268,9 @@ impl Inspect for RedisStore {
                 queue.push_back(child);
             }
         }
+        if nodes.is_empty() {
+            return Err(Error::JobNotFound(id.clone()));
+        }
         let known: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
         let edges = edges
             .into_iter()

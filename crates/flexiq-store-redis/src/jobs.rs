@@ -1,5 +1,9 @@
 //! The hot path: enqueue and claim run as single scripts; acks, leases and cancels are
 //! decided by `flexiq_core::transition` and committed through [`crate::transact`].
+//!
+//! A heartbeat of started attempts copies each claim sequence into the job's `ss` field; a
+//! released attempt whose `ss` lags its claim sequence never reported a start (it sat in a
+//! prefetch buffer) and gets the attempt back without a stall. The claim writes nothing for it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -77,6 +81,45 @@ impl RedisStore {
         .await?;
         self.changed();
         Ok(out)
+    }
+
+    /// Renews the leases of `req`'s jobs still held by their fences; `record_start` also copies
+    /// each attempt's claim sequence into `ss` (its start was reported).
+    async fn renew(&self, req: HeartbeatRequest, record_start: bool) -> Result<Vec<HeartbeatReply>> {
+        self.ctx.check()?;
+        let HeartbeatRequest { jobs, now } = req;
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = jobs.iter().map(|(id, _)| id.to_string()).collect();
+        transact(&self.ctx, &ids, now, |plan, rows| {
+            let mut out = Vec::with_capacity(jobs.len());
+            for ((_, fence), row) in jobs.iter().zip(rows) {
+                let reply = match row {
+                    Some(row) if row.holds(*fence) => {
+                        if !plan.touches(&row.id) {
+                            let mut set = vec![("hb", n(now))];
+                            if record_start {
+                                set.push(("ss", n(i64::try_from(row.claim_seq).unwrap_or(i64::MAX))));
+                            }
+                            plan.write(row, set, vec![]);
+                        }
+                        HeartbeatReply {
+                            outcome: AckOutcome::Acknowledged,
+                            cancel_requested: row.cancel_requested,
+                        }
+                    }
+                    Some(row) => HeartbeatReply {
+                        outcome: AckOutcome::Superseded,
+                        cancel_requested: row.cancel_requested,
+                    },
+                    None => HeartbeatReply { outcome: AckOutcome::Superseded, cancel_requested: false },
+                };
+                out.push(reply);
+            }
+            Ok(out)
+        })
+        .await
     }
 
     /// Acks decided by the state machine from fresh reads and committed through a plan.
@@ -288,36 +331,11 @@ impl JobStore for RedisStore {
     }
 
     async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
-        self.ctx.check()?;
-        let HeartbeatRequest { jobs, now } = req;
-        if jobs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<String> = jobs.iter().map(|(id, _)| id.to_string()).collect();
-        transact(&self.ctx, &ids, now, |plan, rows| {
-            let mut out = Vec::with_capacity(jobs.len());
-            for ((_, fence), row) in jobs.iter().zip(rows) {
-                let reply = match row {
-                    Some(row) if row.holds(*fence) => {
-                        if !plan.touches(&row.id) {
-                            plan.write(row, vec![("hb", n(now))], vec![]);
-                        }
-                        HeartbeatReply {
-                            outcome: AckOutcome::Acknowledged,
-                            cancel_requested: row.cancel_requested,
-                        }
-                    }
-                    Some(row) => HeartbeatReply {
-                        outcome: AckOutcome::Superseded,
-                        cancel_requested: row.cancel_requested,
-                    },
-                    None => HeartbeatReply { outcome: AckOutcome::Superseded, cancel_requested: false },
-                };
-                out.push(reply);
-            }
-            Ok(out)
-        })
-        .await
+        self.renew(req, true).await
+    }
+
+    async fn renew_buffered(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
+        self.renew(req, false).await
     }
 
     async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {
@@ -330,7 +348,7 @@ impl JobStore for RedisStore {
         let budgets = self.stall_budgets(&ids).await?;
         self.lease_event(ids, now, |r| {
             let max_stalled = budgets.get(&r.queue).copied().unwrap_or(DEFAULT_MAX_STALLED_COUNT);
-            Some(Event::HeartbeatLost { max_stalled })
+            Some(Event::HeartbeatLost { max_stalled, started: r.start_reported() })
         })
         .await
     }

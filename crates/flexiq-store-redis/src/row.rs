@@ -7,8 +7,8 @@ use fred::types::Value;
 use crate::error::shape;
 
 /// The fields the state machine needs, in the order [`STATE_FIELDS`] lists them.
-pub(crate) const STATE_FIELDS: [&str; 15] =
-    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs", "sc", "r", "dp"];
+pub(crate) const STATE_FIELDS: [&str; 17] =
+    ["st", "a", "mr", "sa", "bb", "bm", "v", "q", "t", "d", "cr", "cs", "sc", "r", "dp", "ss", "wr"];
 
 /// A job's state as read for a transition.
 #[derive(Debug, Clone)]
@@ -22,6 +22,13 @@ pub(crate) struct StateRow {
     pub(crate) claim_seq: u64,
     /// Lapsed leases recovered so far ([`stall_count`]).
     pub(crate) stall_count: u32,
+    /// The claim sequence of the newest attempt whose start a heartbeat reported (`ss`; 0 when
+    /// none did): an attempt it lags never left its worker's prefetch buffer as far as the
+    /// store knows.
+    pub(crate) start_seq: u64,
+    /// Whether it is a workflow stage (`wr`, its run id, is set): a stage starts when its host
+    /// dequeues it, with no buffer in between.
+    pub(crate) workflow_stage: bool,
     /// When it is due (negative for a LIFO job).
     pub(crate) run_at: i64,
     pub(crate) backoff: Backoff,
@@ -59,6 +66,8 @@ impl StateRow {
             cancel_requested: text(&f[10]).as_deref() == Some("1"),
             claim_seq: claim_seq(&f[11], attempt),
             stall_count: stall_count(&f[12]),
+            start_seq: int(&f[15]).map_or(0, |c| c.max(0) as u64),
+            workflow_stage: text(&f[16]).is_some_and(|r| !r.is_empty()),
             run_at: int(&f[13]).unwrap_or(0),
         }))
     }
@@ -69,6 +78,12 @@ impl StateRow {
             && self.attempt == fence.attempt
             && self.started_at == Some(fence.started_at)
             && self.claim_seq == fence.claim_seq
+    }
+
+    /// Whether the current attempt started: a heartbeat reported it, or the job is a workflow
+    /// stage (started by its dequeue).
+    pub(crate) fn start_reported(&self) -> bool {
+        self.start_seq == self.claim_seq || self.workflow_stage
     }
 
     /// The state-machine view.

@@ -26,11 +26,16 @@
 //! that can give no more in amortized constant time), fine for the backlogs a workflow queue
 //! holds but worth knowing for very deep ones; a batch of n costs that once where n single
 //! claims cost it n times. The round-robin cursor is one key per namespace, `B:wfcur`.
+//! Acks followed by a fair claim (`ack_and_claim_fair`) are the store's own ack (whose script
+//! depends on the acks: plain completions, or the optimistic general path) and then the fair
+//! claim's script, in that order: each is atomic, the claim sees what the acks freed, and the
+//! outcomes are those of the two calls one after the other.
 //! `cancel_run` goes through the state machine (`Event::Cancel`, dependents cascading) like
 //! `cancel` and `purge_queue` do.
 
 use flexiq_core::store::{
-    CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
+    AckClaimFairReply, AckClaimFairRequest, AckRequest, CancelRunRequest, ClaimFairRequest,
+    DeleteStagesRequest, JobStore, UpsertStagesRequest, Workflows,
 };
 use flexiq_core::{transition, ClaimedJob, Event, Job, JobId, JobStatus, NewJob, Result};
 use fred::types::Value;
@@ -145,6 +150,16 @@ impl Workflows for RedisStore {
             self.ctx.waker.job_changed();
         }
         Ok(claimed)
+    }
+
+    async fn ack_and_claim_fair(&self, req: AckClaimFairRequest) -> Result<AckClaimFairReply> {
+        self.ctx.check()?;
+        req.validate()?;
+        let AckClaimFairRequest { acks, claim } = req;
+        let outcomes = self.ack(AckRequest { acks, now: claim.now }).await?;
+        // The acks are written: a failed claim is reported beside their outcomes.
+        let claimed = self.claim_fair(claim).await;
+        Ok(AckClaimFairReply { outcomes, claimed })
     }
 
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64> {

@@ -134,7 +134,9 @@ fn dag(conn: &Connection, ns: &str, root: &str) -> Result<JobDag> {
         row.map(|(task, code)| Ok(DagNode { id: id.to_string(), task, status: JobStatus::from_code(code)? }))
             .transpose()
     };
-    let Some(first) = node(root)? else { return Ok(JobDag::default()) };
+    let Some(first) = node(root)? else {
+        return Err(Error::JobNotFound(JobId::from_trusted(root.to_string())));
+    };
     let mut nodes = BTreeMap::from([(root.to_string(), first)]);
     let mut edges = BTreeSet::new();
     let mut work = vec![root.to_string()];

@@ -1,7 +1,10 @@
 //! [`JobStore`]: enqueue, claim, fenced acks, leases, cancellation and lookups.
 //!
 //! A lapsed lease is a stall: `release_stale` gives each job its own queue's stall budget, so
-//! the state machine recovers it or, past the budget, fails it with `STALLED`.
+//! the state machine recovers it or, past the budget, fails it with `STALLED`. Heartbeats of
+//! started attempts copy the claim sequence into `start_seq`; an attempt whose `start_seq`
+//! lags its claim sequence never reported a start (it sat in a prefetch buffer), and its
+//! release gives the attempt back without a stall. The claim writes nothing for it.
 
 use std::collections::HashMap;
 
@@ -11,7 +14,7 @@ use flexiq_core::store::{
     WaitForJobRequest, WaitForWorkRequest,
 };
 use flexiq_core::transition::{transition, Event};
-use flexiq_core::{AckOutcome, ClaimedJob, Error, Job, JobId, JobStatus, Result};
+use flexiq_core::{AckOutcome, ClaimedJob, Error, Fence, Job, JobId, JobStatus, Result};
 use rusqlite::Connection;
 
 use crate::apply::{apply_completions, fire, is_plain_completion, Extras};
@@ -25,7 +28,7 @@ use crate::{claim, enqueue, wait, SqliteStore};
 /// (an ack cannot change the state of another running job, so none goes stale) and writes its
 /// plain completions with one more; a batch that names a job twice loads each state just
 /// before its ack, so the second sees the first.
-fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
+pub(crate) fn ack_all(ctx: &mut WriteCtx<'_>, ns: &str, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
     let mut out = Vec::with_capacity(acks.len());
     let ids: Vec<&str> = acks.iter().map(|a| a.job_id.as_str()).collect();
     let distinct = ids.iter().collect::<std::collections::HashSet<_>>().len() == ids.len();
@@ -109,7 +112,8 @@ fn sweep(
     Ok(out)
 }
 
-/// The lost-heartbeat event of `st`: its queue's stall budget, read once per queue a sweep
+/// The lost-heartbeat event of `st`: whether a heartbeat reported its start, and its queue's
+/// stall budget, read once per queue a sweep
 /// meets (`budgets`).
 fn heartbeat_lost(
     conn: &Connection,
@@ -125,7 +129,47 @@ fn heartbeat_lost(
             b
         }
     };
-    Ok(Event::HeartbeatLost { max_stalled })
+    let started = conn
+        // A workflow stage starts when its host dequeues it: no buffer stands in between.
+        .prepare_cached(
+            "SELECT start_seq = claim_seq OR workflow_run_id IS NOT NULL FROM jobs WHERE rowid = ?1",
+        )
+        .db()?
+        .query_row([st.rowid], |r| r.get::<_, bool>(0))
+        .db()?;
+    Ok(Event::HeartbeatLost { max_stalled, started })
+}
+
+/// Renews the leases of `jobs` still held by their fences; `record_start` also marks each
+/// attempt as started (its claim sequence copied into `start_seq`).
+fn renew(
+    ctx: &mut WriteCtx<'_>,
+    ns: &str,
+    jobs: Vec<(JobId, Fence)>,
+    now: i64,
+    record_start: bool,
+) -> Result<Vec<HeartbeatReply>> {
+    let sql = if record_start {
+        "UPDATE jobs SET heartbeat_at = ?2, start_seq = claim_seq WHERE rowid = ?1"
+    } else {
+        "UPDATE jobs SET heartbeat_at = ?2 WHERE rowid = ?1"
+    };
+    let mut out = Vec::with_capacity(jobs.len());
+    for (id, fence) in jobs {
+        let st = load_state(ctx.conn, ns, id.as_str())?;
+        let reply = match st {
+            Some(st) if st.holds(fence) => {
+                ctx.conn.prepare_cached(sql).db()?.execute((st.rowid, now)).db()?;
+                HeartbeatReply { outcome: AckOutcome::Acknowledged, cancel_requested: st.cancel_requested }
+            }
+            other => HeartbeatReply {
+                outcome: AckOutcome::Superseded,
+                cancel_requested: other.is_some_and(|s| s.cancel_requested),
+            },
+        };
+        out.push(reply);
+    }
+    Ok(out)
 }
 
 /// Jobs in an enqueue small enough to commit on the caller's thread.
@@ -178,32 +222,16 @@ impl JobStore for SqliteStore {
             return Ok(Vec::new());
         }
         let ns = self.ns();
-        self.write_small(false, move |ctx| {
-            let mut out = Vec::with_capacity(jobs.len());
-            for (id, fence) in jobs {
-                let st = load_state(ctx.conn, &ns, id.as_str())?;
-                let reply = match st {
-                    Some(st) if st.holds(fence) => {
-                        ctx.conn
-                            .prepare_cached("UPDATE jobs SET heartbeat_at = ?2 WHERE rowid = ?1")
-                            .db()?
-                            .execute((st.rowid, now))
-                            .db()?;
-                        HeartbeatReply {
-                            outcome: AckOutcome::Acknowledged,
-                            cancel_requested: st.cancel_requested,
-                        }
-                    }
-                    other => HeartbeatReply {
-                        outcome: AckOutcome::Superseded,
-                        cancel_requested: other.is_some_and(|s| s.cancel_requested),
-                    },
-                };
-                out.push(reply);
-            }
-            Ok(out)
-        })
-        .await
+        self.write_small(false, move |ctx| renew(ctx, &ns, jobs, now, true)).await
+    }
+
+    async fn renew_buffered(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
+        let HeartbeatRequest { jobs, now } = req;
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ns = self.ns();
+        self.write_small(false, move |ctx| renew(ctx, &ns, jobs, now, false)).await
     }
 
     async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {

@@ -41,10 +41,11 @@ const MIGRATIONS: &[(u32, Step)] = &[
     (7, Step::Code(v7_flows_and_dedup)),
     (8, Step::Sql(V8)),
     (9, Step::Code(events_schema::v9_events)),
+    (10, Step::Code(v10_start_seq)),
 ];
 
 /// The newest schema version this build knows.
-pub(crate) const LATEST: u32 = 9;
+pub(crate) const LATEST: u32 = 10;
 
 const V1: &str = r#"
 CREATE TABLE jobs (
@@ -414,6 +415,19 @@ fn v6_stalls(conn: &Connection) -> Result<()> {
     }
     if !has_column(conn, "queue_state", "max_stalled_count")? {
         conn.execute_batch("ALTER TABLE queue_state ADD COLUMN max_stalled_count INTEGER").db()?;
+    }
+    Ok(())
+}
+
+/// Version 10: start reports. A job row keeps `start_seq`, the claim sequence of the newest
+/// attempt whose start a worker's heartbeat reported; a lapsed lease of an attempt whose claim
+/// sequence it does not match was still in a prefetch buffer, so its release gives the attempt
+/// back without a stall. Rows written before it read 0: a job running across the upgrade whose
+/// worker then dies is released as never started, which spends nothing. A `jobs` table that
+/// already has the column is left as it is, so the step can run twice.
+fn v10_start_seq(conn: &Connection) -> Result<()> {
+    if !has_column(conn, "jobs", "start_seq")? {
+        conn.execute_batch("ALTER TABLE jobs ADD COLUMN start_seq INTEGER NOT NULL DEFAULT 0").db()?;
     }
     Ok(())
 }

@@ -5,11 +5,13 @@
 //! (namespace, run, created_at, id). Plain jobs carry no run, so neither index costs them
 //! anything. Replacing a stage rewrites its row in place (same id and claim sequence, so the
 //! replaced attempt's fence stops matching and its late ack is `Superseded`) and moves the
-//! counters like any transition. The fair claim lives in `workflow_claim.rs`.
+//! counters like any transition. The fair claim lives in `workflow_claim.rs`; acks followed by a
+//! fair claim run both in one write, so they commit together (or not at all).
 
 use flexiq_core::options::validate_name;
 use flexiq_core::store::{
-    placed_run_at, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
+    placed_run_at, AckClaimFairReply, AckClaimFairRequest, CancelRunRequest, ClaimFairRequest,
+    DeleteStagesRequest, UpsertStagesRequest, Workflows,
 };
 use flexiq_core::transition::Event;
 use flexiq_core::{ClaimedJob, Error, Job, JobId, JobStatus, NewJob, Result};
@@ -25,6 +27,9 @@ use crate::{enqueue, workflow_claim, SqliteStore};
 
 /// Stages in an upsert small enough to commit on the caller's thread.
 const SMALL_UPSERT: usize = 64;
+
+/// Acks before a fair claim few enough to commit on the caller's thread (as a plain ack batch).
+const SMALL_ACKS_BEFORE_CLAIM: usize = 256;
 
 /// The lookup of a stage's live row.
 pub(crate) fn stage_sql() -> String {
@@ -172,6 +177,20 @@ impl Workflows for SqliteStore {
         req.validate()?;
         let ns = self.ns();
         self.write_small(true, move |ctx| workflow_claim::claim_fair(ctx, &ns, &req)).await
+    }
+
+    async fn ack_and_claim_fair(&self, req: AckClaimFairRequest) -> Result<AckClaimFairReply> {
+        req.validate()?;
+        let ns = self.ns();
+        let AckClaimFairRequest { acks, claim } = req;
+        let small = acks.len() <= SMALL_ACKS_BEFORE_CLAIM;
+        self.write_sized(true, small, move |ctx| {
+            let outcomes =
+                if acks.is_empty() { Vec::new() } else { crate::jobs::ack_all(ctx, &ns, acks, claim.now)? };
+            let claimed = workflow_claim::claim_fair(ctx, &ns, &claim)?;
+            Ok(AckClaimFairReply { outcomes, claimed: Ok(claimed) })
+        })
+        .await
     }
 
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64> {

@@ -2,11 +2,12 @@
 //! reply makes: the store must refuse it (`Conflict`, naming the id) and leave the job as it
 //! was, or a completed job runs again and the counts drift.
 //!
-//! Found by the Redis campaign with same-id re-sends on (17 of the first 300 seeds fail: 66,
+//! Found by the Redis campaign with same-id re-sends on (17 of the first 300 seeds failed: 66,
 //! 68, 71, 79, 87, 102, 117, 133, 169, 173, 174, 180, 194, 232, 245, 253, 265): the Redis store
-//! accepts the second enqueue, counts the job pending twice, and turns a completed job back
-//! into a pending one that is claimed and run again.
-//! PostgreSQL refuses it, but as a non-retryable `Backend` error rather than `Conflict`.
+//! accepted the second enqueue, counted the job pending twice, and turned a completed job back
+//! into a pending one that was claimed and run again; PostgreSQL refused it, but as a
+//! non-retryable `Backend` error rather than `Conflict`. The Redis campaign (`campaign_redis.rs`)
+//! now re-sends with the same ids on every seed, so those seeds replay the case there too.
 
 use std::sync::Arc;
 
@@ -54,7 +55,6 @@ async fn sqlite_refuses_an_id_it_holds() {
 
 #[cfg(feature = "postgres")]
 #[tokio::test]
-#[ignore = "store bug: PostgreSQL refuses an id it holds as a non-retryable Backend error (unique violation 23505), not Conflict"]
 async fn postgres_refuses_an_id_it_holds() {
     let b = flexiq_testkit::PgBacking::open().await.unwrap();
     let store = b.namespace("dup").unwrap();
@@ -65,7 +65,6 @@ async fn postgres_refuses_an_id_it_holds() {
 
 #[cfg(feature = "redis")]
 #[tokio::test]
-#[ignore = "store bug: Redis accepts an enqueue of an id it holds, overwriting the job (a completed one runs again) and counting it twice"]
 async fn redis_refuses_an_id_it_holds() {
     let b = flexiq_testkit::RedisBacking::open().await.unwrap();
     let store = b.namespace("dup").unwrap();
@@ -77,16 +76,4 @@ async fn redis_refuses_an_id_it_holds() {
 /// Runs `f` in its own task so a failed assertion still lets the caller clean up.
 async fn isolated(f: impl std::future::Future<Output = ()> + Send + 'static) -> Result<(), String> {
     tokio::spawn(f).await.map_err(|e| format!("{e}"))
-}
-
-/// The Redis campaign with same-id re-sends on: the seeds above fail on the bug (replay one
-/// with `FLEXIQ_SEED=66`).
-#[cfg(feature = "redis")]
-#[tokio::test]
-#[ignore = "store bug: Redis accepts an enqueue of an id it holds (see redis_refuses_an_id_it_holds)"]
-async fn redis_campaign_with_enqueue_resends() {
-    let b = flexiq_testkit::RedisBacking::open().await.unwrap();
-    let report = flexiq_testkit::Campaign::from_env(300).run(&b).await;
-    b.cleanup().await;
-    report.assert_passed();
 }

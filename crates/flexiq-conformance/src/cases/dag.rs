@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use flexiq_core::{DagEdge, JobId, JobStatus};
+use flexiq_core::{DagEdge, ErrorKind, JobId, JobStatus};
 
 use crate::fixtures::{job, job_after, now, open, put};
 use crate::Harness;
@@ -71,11 +71,14 @@ pub async fn dag_diamond_has_each_edge_once(h: &dyn Harness) {
     assert_eq!(edges, want);
 }
 
-/// An unknown id gives an empty graph.
-pub async fn dag_unknown_id_is_empty(h: &dyn Harness) {
+/// An unknown id is `NotFound` naming it, as every other job call answers.
+pub async fn dag_unknown_id_is_not_found(h: &dyn Harness) {
     let s = open(h, "default").await;
-    let g = s.job_dag(&JobId::new()).await.unwrap();
-    assert!(g.nodes.is_empty() && g.edges.is_empty());
+    put(&*s, job("a", ""), now()).await;
+    let unknown = JobId::new();
+    let e = s.job_dag(&unknown).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains(unknown.as_str()), "{e}");
 }
 
 /// A job without dependencies is a graph of itself with no edges.
@@ -97,7 +100,7 @@ macro_rules! __cases_dag {
             dag::dag_transitive_from_either_end,
             dag::dag_nodes_carry_task_and_status,
             dag::dag_diamond_has_each_edge_once,
-            dag::dag_unknown_id_is_empty,
+            dag::dag_unknown_id_is_not_found,
             dag::dag_isolated_job_is_single_node,
         );
     };

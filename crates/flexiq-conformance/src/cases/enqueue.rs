@@ -1,10 +1,12 @@
-//! Enqueue: ids, order, defaults, delayed jobs, payload fidelity and batch atomicity.
+//! Enqueue: ids, order, defaults, delayed jobs, payload fidelity and batch atomicity, and an
+//! id the store already holds refused (a client re-sending a batch whose reply was lost).
 
 use flexiq_core::store::{ReplayRequest, RetryDeadRequest};
-use flexiq_core::{EnqueueOptions, ErrorKind, JobId, JobStatus};
+use flexiq_core::{EnqueueOptions, ErrorKind, JobId, JobStatus, NewJob, Store};
 
 use crate::fixtures::{
-    assert_kind, at, dead, enqueue, get, job, job_after, job_with, listed_ids, now, open, put, take,
+    assert_kind, at, dead, enqueue, finish, get, job, job_after, job_with, listed_ids, now, open, put, take,
+    unique,
 };
 use crate::Harness;
 
@@ -178,6 +180,71 @@ pub async fn enqueue_ids_carry_the_injected_clock(h: &dyn Harness) {
     assert_eq!(retried.unix_ms(), Some(at(9_000)), "dead-letter retry id {retried}");
 }
 
+/// `j` under the id `id`.
+fn with_id(mut j: NewJob, id: &JobId) -> NewJob {
+    j.id = id.clone();
+    j
+}
+
+/// The first of `held` that is not `id`.
+fn other_than<'a>(held: &'a [JobId], id: &JobId) -> &'a JobId {
+    held.iter().find(|h| *h != id).expect("more than one held job")
+}
+
+/// A held job in each of pending, waiting, completed and dead (the pending one first).
+async fn held_jobs(s: &dyn Store) -> Vec<JobId> {
+    let completed = finish(s, job("t", "done"), at(0)).await;
+    let died = crate::fixtures::kill(s, "t", "boom", at(1)).await;
+    let pending = put(s, job("t", "pending"), at(2)).await;
+    let waiting = put(s, job_after("t", &[&pending]), at(2)).await;
+    vec![pending, waiting, completed, died]
+}
+
+/// Re-sending a job whose id the store holds (any status, plain or with a unique key) is
+/// `Conflict` naming the id, and the held job, its status and the counts stay as they were.
+pub async fn enqueue_of_a_held_id_is_a_conflict(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let held = held_jobs(&*s).await;
+    let stats = s.stats(None).await.unwrap();
+    for (n, id) in held.iter().enumerate() {
+        let before = get(&*s, id).await;
+        let other = other_than(&held, id);
+        for again in [job("t", "again"), unique("t", &format!("again-{n}")), job_after("t", &[other])] {
+            let e = enqueue(&*s, vec![with_id(again, id)], None, at(10)).await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Conflict, "re-sent {id}: {e}");
+            assert!(e.to_string().contains(id.as_str()), "the conflict names {id}: {e}");
+        }
+        let after = get(&*s, id).await;
+        assert_eq!(
+            (after.status, &after.task, &after.payload),
+            (before.status, &before.task, &before.payload)
+        );
+    }
+    assert_eq!(s.stats(None).await.unwrap(), stats, "counts after the re-sends");
+    assert!(take(&*s, 10, at(20)).await.iter().all(|c| c.job.id == held[0]), "only the pending job is due");
+}
+
+/// A batch holding one id the store holds writes none of its jobs, on the plain path and on the
+/// checked one (unique keys, dependencies).
+pub async fn enqueue_batch_with_a_held_id_writes_nothing(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let held = held_jobs(&*s).await;
+    let stats = s.stats(None).await.unwrap();
+    let listed = listed_ids(&*s).await;
+    for id in &held {
+        let plain = vec![job("t", "a"), with_id(job("t", "dup"), id), job("t", "b")];
+        let after = job_after("t", &[other_than(&held, id)]);
+        let checked = vec![unique("t", "fresh"), after, with_id(job("t", "dup"), id)];
+        for batch in [plain, checked] {
+            let e = enqueue(&*s, batch, None, at(10)).await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Conflict, "batch re-sending {id}: {e}");
+            assert!(e.to_string().contains(id.as_str()), "the conflict names {id}: {e}");
+        }
+    }
+    assert_eq!(listed_ids(&*s).await, listed, "a refused batch wrote jobs");
+    assert_eq!(s.stats(None).await.unwrap(), stats, "counts after the refused batches");
+}
+
 /// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
 #[doc(hidden)]
 #[macro_export]
@@ -197,6 +264,8 @@ macro_rules! __cases_enqueue {
             enqueue::enqueue_large_batch_is_complete,
             enqueue::enqueue_keeps_pre_assigned_ids,
             enqueue::enqueue_ids_carry_the_injected_clock,
+            enqueue::enqueue_of_a_held_id_is_a_conflict,
+            enqueue::enqueue_batch_with_a_held_id_writes_nothing,
         );
     };
 }

@@ -103,6 +103,7 @@ pub async fn events_name_each_way_a_job_moves(h: &dyn Harness) {
     complete(&*s, &first, None, at(13)).await;
     let lapsed = take(&*s, 1, at(14)).await.remove(0);
     assert_eq!(lapsed.job.id, after);
+    crate::fixtures::report_started(&*s, &lapsed, at(14)).await;
     let stale =
         s.release_stale(ReleaseStaleRequest { stale_after_ms: 1_000, now: at(50_000) }).await.unwrap();
     assert_eq!(stale, vec![after.clone()]);
@@ -348,6 +349,31 @@ pub async fn events_stay_in_their_namespace(h: &dyn Harness) {
     assert_eq!(kinds_of(&all(&*a, 10).await, &c.job.id), Vec::<&str>::new());
 }
 
+/// A job enqueued after one of its dependencies already failed reports `enqueued` (status
+/// waiting, as the waiting job it stands for) and then `cancelled` naming the dependency, so a
+/// reader waiting for a terminal event sees one; a batch's job behind it the same.
+pub async fn events_report_a_job_ended_at_its_enqueue(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let c = start(&*s, fragile("t", "p"), now()).await;
+    fail(&*s, &c, "boom", false, at(1)).await;
+    let dep = c.job.id.clone();
+    let cancelled = put(&*s, job_after("t", &[&dep]), at(2)).await;
+    let first = job_after("t", &[&dep]);
+    let behind = job_after("t", &[&first.id]);
+    let batch = put_all(&*s, vec![first, behind], at(3)).await;
+    let events = all(&*s, 100).await;
+    for id in [&cancelled, &batch[0], &batch[1]] {
+        assert_eq!(kinds_of(&events, id), vec!["enqueued", "cancelled"], "events of {id}");
+        let enq = one(&events, id, EventKind::Enqueued);
+        assert_eq!(enq.data["status"], json!("waiting"), "{enq:?}");
+        let ended = one(&events, id, EventKind::Cancelled);
+        assert!(ended.data["error"].as_str().is_some_and(|e| e.contains("did not complete")), "{ended:?}");
+    }
+    let named =
+        |id: &JobId| one(&events, id, EventKind::Cancelled).data["error"].as_str().unwrap().to_string();
+    assert!(named(&cancelled).contains(dep.as_str()) && named(&batch[1]).contains(batch[0].as_str()));
+}
+
 /// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
 #[doc(hidden)]
 #[macro_export]
@@ -367,6 +393,7 @@ macro_rules! __cases_events {
             events::events_switched_off_write_nothing,
             events::read_events_refuse_bad_input,
             events::events_stay_in_their_namespace,
+            events::events_report_a_job_ended_at_its_enqueue,
         );
     };
 }

@@ -258,6 +258,37 @@ pub async fn flows_bad_edges_write_nothing(h: &dyn Harness) {
     );
 }
 
+/// A flow node whose preset id a job already has (the root or a child) is `Conflict` naming
+/// the id, and nothing of the flow is written: the held job keeps its task, payload and
+/// status, and the counts stay.
+pub async fn flows_preset_id_of_a_held_job_writes_nothing(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let held = put(&*s, job_in(Q3, "held"), at(0)).await;
+    let stats = s.stats(None).await.unwrap();
+    let preset = |n: FlowNode| FlowNode { id: Some(held.to_string()), ..n };
+    let fresh = JobId::new();
+    let trees = [
+        preset(node(Q1, "root", vec![node(Q2, "child", vec![])])),
+        FlowNode { id: Some(fresh.to_string()), ..node(Q1, "root", vec![preset(node(Q2, "child", vec![]))]) },
+    ];
+    for tree in trees {
+        let plan = plan_flow(tree, s.namespace(), at(1)).unwrap();
+        let written: Vec<JobId> = plan.jobs.iter().map(|j| j.id.clone()).filter(|id| *id != held).collect();
+        let e = enqueue(&*s, plan.jobs, None, at(1)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+        assert!(e.to_string().contains(held.as_str()), "the conflict names {held}: {e}");
+        for id in written {
+            assert!(s.get(&id).await.unwrap().is_none(), "flow job {id} was written");
+        }
+    }
+    let j = get(&*s, &held).await;
+    assert_eq!(
+        (j.task.as_str(), j.payload.as_slice(), j.status),
+        ("held", b"".as_slice(), JobStatus::Pending)
+    );
+    assert_eq!(s.stats(None).await.unwrap(), stats, "counts after the refused flows");
+}
+
 /// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
 #[doc(hidden)]
 #[macro_export]
@@ -273,6 +304,7 @@ macro_rules! __cases_flows {
             flows::flows_dependencies_page_by_child_id,
             flows::flows_remove_child_dependency_releases_the_parent,
             flows::flows_bad_edges_write_nothing,
+            flows::flows_preset_id_of_a_held_job_writes_nothing,
         );
     };
 }

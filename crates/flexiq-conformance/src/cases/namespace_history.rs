@@ -88,15 +88,16 @@ pub async fn namespace_job_history_unreachable(h: &dyn Harness) {
         .is_empty());
 }
 
-/// A job of another namespace has an empty graph, exactly like an unknown id.
-pub async fn namespace_dag_of_foreign_job_is_empty(h: &dyn Harness) {
+/// A job of another namespace is `NotFound` naming it, exactly like an unknown id.
+pub async fn namespace_dag_of_foreign_job_is_not_found(h: &dyn Harness) {
     let a = open(h, "ns-a").await;
     let b = open(h, "ns-b").await;
     let x = put(&*a, job("x", ""), now()).await;
     put(&*a, job_after("y", &[&x]), now()).await;
     assert_eq!(a.job_dag(&x).await.unwrap().edges.len(), 1);
-    let g = b.job_dag(&x).await.unwrap();
-    assert!(g.nodes.is_empty() && g.edges.is_empty(), "{g:?}");
+    let e = b.job_dag(&x).await.unwrap_err();
+    assert_eq!(e.kind(), flexiq_core::ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains(x.as_str()), "{e}");
 }
 
 /// This area's cases, in suite order, for `for_each_case!`: a new case is named here.
@@ -108,7 +109,7 @@ macro_rules! __cases_namespace_history {
             namespace_history::namespace_metrics_independent,
             namespace_history::namespace_retention_independent,
             namespace_history::namespace_job_history_unreachable,
-            namespace_history::namespace_dag_of_foreign_job_is_empty,
+            namespace_history::namespace_dag_of_foreign_job_is_not_found,
         );
     };
 }

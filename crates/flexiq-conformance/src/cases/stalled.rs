@@ -10,7 +10,8 @@ use flexiq_core::transition::{LEASE_HEARTBEAT_LOST, STALLED};
 use flexiq_core::{ErrorKind, JobId, JobStatus, Store};
 
 use crate::fixtures::{
-    assert_kind, at, claim_id, dead, fragile, get, ids, job_after, job_in, open, put, start, take_from,
+    assert_kind, at, claim_id, dead, fragile, get, ids, job_after, job_in, open, put, report_started, start,
+    take_from,
 };
 use crate::Harness;
 
@@ -69,9 +70,13 @@ pub async fn stalled_budget_is_per_queue(h: &dyn Harness) {
         let released = stall(&*s, at(t)).await;
         assert!(released.contains(&slow.job.id), "round {round}");
         assert_eq!(get(&*s, &slow.job.id).await.status, JobStatus::Pending, "round {round}");
-        assert_eq!(ids(&take_from(&*s, &[SLOW], 1, at(t + 1)).await), vec![slow.job.id.clone()]);
+        let again = take_from(&*s, &[SLOW], 1, at(t + 1)).await;
+        assert_eq!(ids(&again), vec![slow.job.id.clone()]);
+        report_started(&*s, &again[0], at(t + 1)).await;
         if get(&*s, &plain.job.id).await.status == JobStatus::Pending {
-            assert_eq!(take_from(&*s, &[PLAIN], 1, at(t + 1)).await.len(), 1);
+            let again = take_from(&*s, &[PLAIN], 1, at(t + 1)).await;
+            assert_eq!(again.len(), 1);
+            report_started(&*s, &again[0], at(t + 1)).await;
         }
     }
     assert_eq!(get(&*s, &plain.job.id).await.status, JobStatus::Dead, "the default budget is 1");

@@ -120,7 +120,8 @@ pub trait Inspect: Send + Sync {
     /// Every failed attempt of a job, oldest first; `NotFound` when unknown.
     async fn job_errors(&self, id: &JobId) -> Result<Vec<JobError>>;
 
-    /// The dependency graph reachable from a job in both directions; empty for an unknown id.
+    /// The dependency graph reachable from a job in both directions; `NotFound` naming the id
+    /// when no job carries it.
     async fn job_dag(&self, id: &JobId) -> Result<JobDag>;
 
     /// Archived jobs, newest first by finish time, offset-paginated.

@@ -194,11 +194,21 @@ pub trait JobStore: Send + Sync {
     /// Applies fenced acks, one outcome per ack in order.
     async fn ack(&self, req: AckRequest) -> Result<Vec<AckOutcome>>;
 
-    /// Renews the leases of running attempts (one reply per job in order).
+    /// Renews the leases of running attempts (one reply per job in order) and records that
+    /// their handlers started: a lapsed lease of an attempt recorded this way is a stall
+    /// ([`Event::HeartbeatLost`](crate::transition::Event::HeartbeatLost) with `started`).
     async fn heartbeat(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>>;
 
+    /// Renews the leases of claimed attempts whose handlers have not started (a worker's
+    /// prefetch buffer), one reply per job in order, without recording a start: if the worker
+    /// dies before it reports the start through [`JobStore::heartbeat`], the release gives the
+    /// attempt back and counts no stall.
+    async fn renew_buffered(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>>;
+
     /// Releases running jobs whose last heartbeat (or start) is older than `stale_after_ms`
-    /// (`LEASE_HEARTBEAT_LOST`); returns their ids.
+    /// (`LEASE_HEARTBEAT_LOST`); returns their ids. An attempt whose start no
+    /// [`JobStore::heartbeat`] recorded is released as never started (see
+    /// [`Event::HeartbeatLost`](crate::transition::Event::HeartbeatLost)).
     async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>>;
 
     /// Fails running attempts started more than `absolute_cap_ms` ago (`LEASE_ABSOLUTE_CAP`).

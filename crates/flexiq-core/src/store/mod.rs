@@ -72,8 +72,8 @@ pub use schedulers::{
 pub use schema::Schema;
 pub use settings::{SetSettingIfRequest, SetSettingRequest, Settings};
 pub use workflow::{
-    CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, WorkflowServes, Workflows,
-    MAX_FAIR_CLAIMERS,
+    AckClaimFairReply, AckClaimFairRequest, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest,
+    UpsertStagesRequest, WorkflowServes, Workflows, MAX_ACKS_BEFORE_CLAIM, MAX_FAIR_CLAIMERS,
 };
 
 /// Everything a store does; what the runtime holds as `Arc<dyn Store>`.

@@ -11,9 +11,11 @@
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
+use crate::fence::AckOutcome;
 use crate::id::JobId;
 use crate::job::{ClaimedJob, Job};
 use crate::options::{validate_name, NewJob};
+use crate::store::Ack;
 
 /// A (workflow, definition version) pair a host serves.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,6 +60,34 @@ pub struct ClaimFairRequest {
     pub group_cap: Option<u32>,
     /// Unix ms.
     pub now: i64,
+}
+
+/// Most acks one [`Workflows::ack_and_claim_fair`] applies.
+pub const MAX_ACKS_BEFORE_CLAIM: usize = 1_024;
+
+/// Fenced acks, then a fair claim that sees what they freed, in one store call.
+///
+/// A host acks its job and asks for the next one; in a process running many hosts, some ack
+/// while others dequeue. Sending both in one call saves the claim its own round trip, lock and
+/// commit, and the claim counts the running jobs the acks just ended (a group at its cap a
+/// moment ago may give a job again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AckClaimFairRequest {
+    /// The acks, applied first and in order (one job at most once, at most
+    /// [`MAX_ACKS_BEFORE_CLAIM`]); their time is `claim.now`.
+    pub acks: Vec<Ack>,
+    /// The claim made after them.
+    pub claim: ClaimFairRequest,
+}
+
+/// What [`Workflows::ack_and_claim_fair`] did.
+#[derive(Debug, Clone)]
+pub struct AckClaimFairReply {
+    /// One outcome per ack, in order.
+    pub outcomes: Vec<AckOutcome>,
+    /// The claimed jobs (the n-th stamped with the claim's n-th worker), or why the claim
+    /// failed after the acks were applied and committed.
+    pub claimed: Result<Vec<ClaimedJob>>,
 }
 
 /// Cancel the jobs of a run that have not started.
@@ -142,6 +172,26 @@ impl ClaimFairRequest {
     }
 }
 
+impl AckClaimFairRequest {
+    /// Checks the claim, the number of acks and that no job is acked twice.
+    pub fn validate(&self) -> Result<()> {
+        self.claim.validate()?;
+        if self.acks.len() > MAX_ACKS_BEFORE_CLAIM {
+            return Err(Error::invalid(format!(
+                "a claim follows at most {MAX_ACKS_BEFORE_CLAIM} acks, got {}",
+                self.acks.len()
+            )));
+        }
+        let mut seen = HashSet::with_capacity(self.acks.len());
+        for a in &self.acks {
+            if !seen.insert(&a.job_id) {
+                return Err(Error::invalid(format!("job {} is acked twice before one claim", a.job_id)));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl CancelRunRequest {
     /// Checks the run id.
     pub fn validate(&self) -> Result<()> {
@@ -181,6 +231,15 @@ pub trait Workflows: Send + Sync {
     /// jobs by priority, then `run_at`, then id. Claimers at once never take a group past its
     /// cap.
     async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>>;
+
+    /// Applies `acks` exactly as [`JobStore::ack`](crate::store::JobStore::ack) would (a
+    /// superseded one changes nothing), then claims as [`Workflows::claim_fair`] would right
+    /// after: the result is that of the two calls one after the other (in one transaction on
+    /// SQLite, and on PostgreSQL while the requested queues have no limits).
+    /// An `Err` means nothing was applied, or, as for any store call that fails, that the store
+    /// cannot tell. When the acks committed and the claim then failed (PostgreSQL's claim from
+    /// a limited queue, Redis), the reply carries the outcomes and the claim's error.
+    async fn ack_and_claim_fair(&self, req: AckClaimFairRequest) -> Result<AckClaimFairReply>;
 
     /// Cancels the run's pending, waiting and suspended jobs; returns how many.
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64>;

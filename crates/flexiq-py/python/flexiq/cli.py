@@ -1,8 +1,10 @@
 """The ``flexiq`` console script (also ``python -m flexiq``).
 
-``flexiq worker --app module:queue [--concurrency N] [--queues a,b]`` imports the module,
-finds the :class:`flexiq.Queue` in it and runs a worker for its registered tasks until
-SIGINT or SIGTERM. Every other command (stats, dlq, queue, migrate, retention, settings,
+``flexiq worker --app module:queue [--concurrency N] [--queues a,b] [--shutdown-timeout S]
+[--lease S] [--no-maintenance]`` imports the module, finds the :class:`flexiq.Queue` in it and
+runs a worker for its registered tasks until SIGINT or SIGTERM, with the options of
+:meth:`flexiq.Queue.worker`. An option the worker refuses exits with code 2 and the error on
+stderr, as the Rust commands do for an invalid argument. Every other command (stats, dlq, queue, migrate, retention, settings,
 ...) is the Rust command line itself, run in-process with the same arguments and exit codes.
 """
 
@@ -15,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 from . import _flexiq
+from .exceptions import FlexiqError, InvalidArgument
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -55,12 +58,40 @@ def _worker(argv: List[str]) -> int:
     parser.add_argument(
         "--shutdown-timeout", type=float, default=30.0, help="seconds running jobs may finish on shutdown"
     )
+    parser.add_argument(
+        "--lease",
+        type=float,
+        default=None,
+        help="job lease in seconds: a job whose worker stops heartbeating is rescued after it (default 30)",
+    )
+    parser.add_argument(
+        "--no-maintenance",
+        dest="maintenance",
+        action="store_false",
+        help="never take part in the cleaner election (rescue, archival, retention run elsewhere)",
+    )
     args = parser.parse_args(argv)
     queue = load_app(args.app)
     queues = [q.strip() for q in args.queues.split(",") if q.strip()] if args.queues else None
-    worker = queue.worker(concurrency=args.concurrency, queues=queues)
+    try:
+        worker = queue.worker(
+            concurrency=args.concurrency,
+            queues=queues,
+            shutdown_timeout=args.shutdown_timeout,
+            lease=args.lease,
+            maintenance=args.maintenance,
+        )
+    except FlexiqError as e:
+        print(f"flexiq worker: {e.code}: {e}", file=sys.stderr, flush=True)
+        return 2 if isinstance(e, InvalidArgument) else 1
     tasks = ", ".join(sorted(queue.tasks))
-    print(f"flexiq worker: {queue.backend} namespace {queue.namespace}, concurrency {args.concurrency}, tasks: {tasks}", flush=True)
+    lease = "default" if args.lease is None else f"{args.lease:g} s"
+    maintenance = "on" if args.maintenance else "off"
+    print(
+        f"flexiq worker: {queue.backend} namespace {queue.namespace}, concurrency {args.concurrency}, "
+        f"lease {lease}, maintenance {maintenance}, tasks: {tasks}",
+        flush=True,
+    )
     counters = worker.run()
     print(
         f"flexiq worker: stopped after {counters.get('succeeded', 0)} succeeded, {counters.get('failed', 0)} failed",

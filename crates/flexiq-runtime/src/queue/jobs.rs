@@ -132,7 +132,7 @@ impl Queue {
     }
 
     /// The dependency graph reachable from a job in both directions (edges point
-    /// dependency -> dependent); empty for an unknown id.
+    /// dependency -> dependent); `NotFound` for an unknown id.
     pub async fn job_dag(&self, id: &str) -> Result<JobDag> {
         Ok(self.store.job_dag(&parse_id(id)?).await?)
     }

@@ -19,13 +19,19 @@ pub const CLEANER_LEASE: &str = "flexiq.cleaner";
 pub struct ElectorConfig {
     /// The lease's name (namespace-scoped by the store; default `"flexiq.cleaner"`).
     pub lease_name: String,
-    /// How long one acquisition or renewal holds (default 30 s).
+    /// How long one acquisition or renewal holds (default [`DEFAULT_CLEANER_TTL`], 5 s). A
+    /// cleaner that dies or freezes holds back every rescue of its namespace until this lapses,
+    /// so it bounds how late the jobs of a dead worker come back beyond their own lease.
     pub ttl: Duration,
 }
 
+/// The default ttl of the cleaner lease: short, because while a frozen cleaner's lease runs no
+/// one rescues the jobs of dead workers.
+pub const DEFAULT_CLEANER_TTL: Duration = Duration::from_secs(5);
+
 impl Default for ElectorConfig {
     fn default() -> Self {
-        ElectorConfig { lease_name: CLEANER_LEASE.to_string(), ttl: Duration::from_secs(30) }
+        ElectorConfig { lease_name: CLEANER_LEASE.to_string(), ttl: DEFAULT_CLEANER_TTL }
     }
 }
 

@@ -20,10 +20,17 @@ use super::scheduler::{SchedulerFireConfig, SchedulerFireReport, SchedulerFirer}
 use crate::error::{Error, Result};
 use crate::queue::Queue;
 
+/// The default time between maintenance rounds.
+pub const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Configuration of every maintenance service and how often they run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MaintenanceConfig {
-    /// Time between rounds (default 5 s). Must be under half the leader lease ttl.
+    /// Time between rounds (default [`DEFAULT_MAINTENANCE_INTERVAL`], 1 s). Must be at most
+    /// half the leader lease ttl. Every round of every worker campaigns, so a worker takes over
+    /// within one interval of a lapsed cleaner lease, and the leader's rescue runs once per
+    /// interval: a dead worker's job is back at most `elector.ttl + interval` after its own
+    /// lease lapsed (6 s with the defaults).
     pub interval: Duration,
     /// The leader lease.
     pub elector: ElectorConfig,
@@ -46,7 +53,7 @@ pub struct MaintenanceConfig {
 impl Default for MaintenanceConfig {
     fn default() -> Self {
         MaintenanceConfig {
-            interval: Duration::from_secs(5),
+            interval: DEFAULT_MAINTENANCE_INTERVAL,
             elector: ElectorConfig::default(),
             rescue: RescueConfig::default(),
             runaway: RunawayConfig::default(),

@@ -12,9 +12,9 @@ mod retention;
 mod scheduler;
 
 pub use archiver::{ArchiveConfig, ArchiveReport, Archiver};
-pub use elector::{Elector, ElectorConfig, ElectorReport, CLEANER_LEASE};
+pub use elector::{Elector, ElectorConfig, ElectorReport, CLEANER_LEASE, DEFAULT_CLEANER_TTL};
 pub use events::{EventTrimConfig, EventTrimReport, EventTrimmer};
-pub use maintainer::{Maintainer, MaintenanceConfig, MaintenanceReport};
+pub use maintainer::{Maintainer, MaintenanceConfig, MaintenanceReport, DEFAULT_MAINTENANCE_INTERVAL};
 pub use pruner::{WorkerPruneConfig, WorkerPruneReport, WorkerPruner};
 pub use rescuer::{RescueConfig, RescueReport, Rescuer, RunawayConfig, RunawayReaper, RunawayReport};
 pub use retention::{RetentionReport, RetentionSweepConfig, RetentionSweeper};

@@ -76,7 +76,10 @@ impl WorkerConfig {
     }
 
     /// Sets the lease window (the cleaner releases jobs whose heartbeat is older) and a
-    /// heartbeat of a third of it.
+    /// heartbeat of a third of it. The cleaner's own lease and round interval
+    /// ([`MaintenanceConfig::elector`], [`MaintenanceConfig::interval`]) stay as they are: with
+    /// their defaults a dead or frozen worker's job is rescued at most about 6 s after its lease
+    /// lapsed, whichever worker was cleaner.
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.heartbeat_interval = lease / 3;
         if let Some(m) = &mut self.maintenance {
@@ -103,7 +106,10 @@ impl WorkerConfig {
             validate_name("queue name", q)?;
         }
         if self.heartbeat_interval < Duration::from_millis(10) {
-            return Err(Error::invalid("heartbeat interval must be at least 10 ms"));
+            return Err(Error::invalid(format!(
+                "heartbeat interval {} ms must be at least 10 ms (a lease heartbeats every third of itself, so at least 30 ms)",
+                self.heartbeat_interval.as_millis()
+            )));
         }
         if self.poll_interval < Duration::from_millis(1) {
             return Err(Error::invalid("poll interval must be at least 1 ms"));

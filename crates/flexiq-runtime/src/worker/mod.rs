@@ -6,6 +6,15 @@
 //! heartbeats, writes acks in batches, and — when elected cleaner of its namespace — runs the
 //! maintenance services. Every ack is fenced: a worker whose lease was lost gets
 //! `Superseded` and never overwrites the attempt that replaced it.
+//!
+//! Buffered jobs cost nothing extra to start: the claim records no start, and each heartbeat
+//! renews the buffered jobs without one (`renew_buffered`) and the started ones with one
+//! (`heartbeat`). If the worker dies, a job it never started is released with its attempt
+//! given back and no stall counted; one whose start a heartbeat reported stalls as before. A
+//! job started less than a heartbeat interval before the worker died looks unstarted too, so
+//! a job that kills its worker at once is spared only up to
+//! [`UNSTARTED_RELEASE_LIMIT`](flexiq_core::transition::UNSTARTED_RELEASE_LIMIT) given-back
+//! claims; after that its releases spend its queue's stall budget, which ends the loop.
 
 mod acker;
 mod config;
@@ -43,6 +52,9 @@ use counters::Counters;
 pub(crate) struct ActiveJob {
     pub(crate) fence: Fence,
     pub(crate) cancel: Arc<CancelState>,
+    /// Whether its handler was started: the next heartbeat reports the start to the store, so
+    /// that if this worker dies the job is released as a stall rather than as never started.
+    pub(crate) started: bool,
 }
 
 /// State shared by the worker's tasks.

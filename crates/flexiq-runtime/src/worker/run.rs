@@ -92,8 +92,15 @@ pub(crate) async fn run(shared: Arc<Shared>, shutdown: CancellationToken) -> Res
 
 impl Dispatcher {
     fn start_buffered(&mut self) {
+        if self.inflight >= self.shared.config.concurrency || self.buffer.is_empty() {
+            return;
+        }
+        let mut active = self.shared.active.lock();
         while self.inflight < self.shared.config.concurrency {
             let Some((job, cancel)) = self.buffer.pop_front() else { break };
+            if let Some(a) = active.get_mut(&job.job.id) {
+                a.started = true;
+            }
             self.inflight += 1;
             let (shared, ack_tx, done_tx, kill) =
                 (self.shared.clone(), self.ack_tx.clone(), self.done_tx.clone(), self.kill.clone());
@@ -138,7 +145,8 @@ impl Dispatcher {
             let mut active = shared.active.lock();
             for job in jobs {
                 let cancel = Arc::new(CancelState::default());
-                active.insert(job.job.id.clone(), ActiveJob { fence: job.fence, cancel: cancel.clone() });
+                let entry = ActiveJob { fence: job.fence, cancel: cancel.clone(), started: false };
+                active.insert(job.job.id.clone(), entry);
                 self.buffer.push_back((job, cancel));
             }
         }

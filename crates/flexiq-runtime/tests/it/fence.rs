@@ -58,6 +58,13 @@ async fn lost_lease_is_superseded(backend: Backend) {
     })
     .await;
 
+    // A heartbeat after the handler started reports the start, so the release is a stall.
+    clock.advance(10);
+    eventually(5, "first start reported", || async {
+        let job = q.get_job(id.as_str()).await.unwrap().unwrap();
+        job.heartbeat_at > job.started_at
+    })
+    .await;
     // The first worker stops heartbeating in store time: the rescuer releases its lease.
     clock.advance(60_000);
     let rescuer = Rescuer::new(&q, RescueConfig { stale_after: Duration::from_secs(30) }).unwrap();

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use flexiq_runtime::core::store::HeartbeatRequest;
 use flexiq_runtime::services::{RescueConfig, Rescuer};
 use flexiq_runtime::{EnqueueOptions, JobStatus, Queue};
 
@@ -59,16 +60,24 @@ async fn priority_and_lifo_reorder_claims(q: &Queue) {
     assert_eq!(order, vec![a, b, c]);
 }
 
+/// Claims one job straight from the store and reports its start, as a worker's heartbeat does
+/// once the handler runs: only a started job's lapsed lease is a stall.
+async fn claim_started(q: &Queue) {
+    let c = claim(q, 1).await.remove(0);
+    let req = HeartbeatRequest { jobs: vec![(c.job.id, c.fence)], now: q.now_ms() };
+    q.store().heartbeat(req).await.unwrap();
+}
+
 async fn stalls_spend_the_queue_budget(q: &Queue) {
     let (q, clock) = manual(q);
     let rescuer = Rescuer::new(&q, RescueConfig { stale_after: Duration::from_secs(30) }).unwrap();
     let id = q.enqueue("t", b"".to_vec(), on("rs")).await.unwrap();
-    claim(&q, 1).await;
+    claim_started(&q).await;
     clock.advance(31_000);
     assert_eq!(rescuer.run_once().await.unwrap().released, vec![id.clone()]);
     let job = q.get_job(id.as_str()).await.unwrap().unwrap();
     assert_eq!((job.status, job.stall_count, job.attempt), (JobStatus::Pending, 1, 0));
-    claim(&q, 1).await;
+    claim_started(&q).await;
     clock.advance(31_000);
     rescuer.run_once().await.unwrap();
     let job = q.get_job(id.as_str()).await.unwrap().unwrap();
@@ -78,7 +87,7 @@ async fn stalls_spend_the_queue_budget(q: &Queue) {
     assert_eq!(q.queue_config("rs").await.unwrap().max_stalled_count, Some(2));
     let id = q.enqueue("t", b"".to_vec(), on("rs")).await.unwrap();
     for _ in 0..2 {
-        claim(&q, 1).await;
+        claim_started(&q).await;
         clock.advance(31_000);
         rescuer.run_once().await.unwrap();
     }

@@ -3,7 +3,10 @@
 -- A pair that already has a job, live or earlier in the batch, refuses the batch with
 -- `FLEXIQ_CONFLICT` naming the run, the stage and that job (replacing it is `workflow.lua`'s
 -- upsert). A revoked task refuses the whole batch with `FLEXIQ_REVOKED <task>` (`error.rs`
--- makes it `TaskRevoked`).
+-- makes it `TaskRevoked`). A job to be created whose id the store already holds (any status),
+-- or that an earlier job of the batch takes, refuses the batch with `FLEXIQ_CONFLICT` naming
+-- the id, as a client re-sending a batch after a lost reply makes: the job stays as it was. A
+-- flow is such a batch, so its preset node ids are checked the same.
 -- Where a job with dependencies starts is the prelude's `standing` over its edges, with the
 -- dependencies' statuses read atomically with the insert and folded through the generated
 -- verdicts (`DEP`, `ON_FAIL`, `SETTLED`): a failed dependency whose edge ends the job (the
@@ -17,8 +20,10 @@
 -- holder's id is returned, not created), maybe moving the record's expiry and giving the
 -- not-yet-started holder this job's payload, priority, run_at, retries, backoff, timeout and
 -- metadata (the last such job of the batch wins).
--- Each new job writes its `enqueued` event; each job absorbed by an existing one (a dedup
--- record or a unique key) writes `deduplicated` on the job kept, naming the key.
+-- Each new job writes its `enqueued` event (one a failed dependency ended writes `enqueued`,
+-- status waiting, then its ending event, as the waiting job it stands for); each job absorbed
+-- by an existing one (a dedup record or a unique key) writes `deduplicated` on the job kept,
+-- naming the key.
 -- ARGV: now, max_pending ('' for none), dead_id ('' or the dead-letter entry this batch
 -- consumes), dead_member, dead_task, njobs, then per job: id, queue, task, payload, priority,
 -- run_at, max_retries, backoff_base, backoff_max, nextra, k, v, ... (extra fields: to, u, m,
@@ -165,6 +170,9 @@ for _, j in ipairs(jobs) do
     pairs_seen[pair] = j.id
   end
   if not j.dup then
+    if batch[j.id] or redis.call('EXISTS', B .. ':j:' .. j.id) == 1 then
+      return redis.error_reply('FLEXIQ_CONFLICT job ' .. j.id .. ' already exists')
+    end
     j.st = ST.pending
     if #j.es > 0 then
       local sts = {}
@@ -309,7 +317,7 @@ for _, j in ipairs(jobs) do
         acc('SADD', B .. ':queues', j.q)
       end
       reindex(j.id, {}, { st = j.st, q = j.q, t = j.t, c = now, r = v.r, pr = v.pr, a = 0,
-        f = j.fail and now or nil }, now)
+        f = j.fail and now or nil, ended = j.fail ~= nil }, now)
     end
     out[#out + 1] = j.id
     out[#out + 1] = 1

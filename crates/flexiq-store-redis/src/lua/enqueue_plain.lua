@@ -1,7 +1,9 @@
 -- Inserts a batch of plain jobs: no unique keys, no dependencies, no admission cap, no dead
 -- letter consumed. The client formats the index members and groups them per key (see
 -- `enqueue_plain.rs`), so the script only checks revoked tasks (a revoked one refuses the whole
--- batch before any write, with `FLEXIQ_REVOKED <task>` as `enqueue.lua`) and applies the writes: per job
+-- batch before any write, with `FLEXIQ_REVOKED <task>` as `enqueue.lua`) and ids (one the store
+-- already holds refuses it with `FLEXIQ_CONFLICT` naming the id, as `enqueue.lua`; the check is
+-- one `EXISTS` per thousand jobs) and applies the writes: per job
 -- one `HSET` of its values under their field names, per index key one `ZADD` per chunk of
 -- members, per queue one pending-count increment (joining the queue set when the count rises
 -- from zero, as `enqueue.lua` does), the wake-up tokens, and per job its `enqueued` event
@@ -14,6 +16,7 @@
 -- nindexes, per index (key suffix, scored ('0' / '1'), n, then n members, or n score-member
 -- pairs when scored) ..., nqueues, (queue, count) ..., nwake, (score, member) ...
 local B = KEYS[1]
+local EXISTS_CHUNK = 1000
 local PENDING = tostring(ST.pending)
 local at = ARGV[1]
 local i = 2
@@ -30,6 +33,27 @@ end
 i = i + ntasks
 local njobs = tonumber(ARGV[i])
 i = i + 1
+-- Refuses the batch before any write when a job's id is held (core refuses an id given twice).
+local function held(keys, n)
+  if n > 0 and redis.call('EXISTS', unpack(keys, 1, n)) > 0 then
+    for k = 1, n do
+      if redis.call('EXISTS', keys[k]) == 1 then return string.sub(keys[k], #B + 4) end
+    end
+  end
+end
+local keys, nkeys, at_job = {}, 0, i
+for _ = 1, njobs do
+  nkeys = nkeys + 1
+  keys[nkeys] = B .. ':j:' .. ARGV[at_job]
+  if nkeys == EXISTS_CHUNK then
+    local taken = held(keys, nkeys)
+    if taken then return redis.error_reply('FLEXIQ_CONFLICT job ' .. taken .. ' already exists') end
+    nkeys = 0
+  end
+  at_job = at_job + 10 + 2 * tonumber(ARGV[at_job + 9])
+end
+local taken = held(keys, nkeys)
+if taken then return redis.error_reply('FLEXIQ_CONFLICT job ' .. taken .. ' already exists') end
 for _ = 1, njobs do
   local f = { 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3], 'pr', ARGV[i + 4], 'st', PENDING, 'a', '0',
     'mr', ARGV[i + 5], 'bb', ARGV[i + 6], 'bm', ARGV[i + 7], 'c', at, 'r', ARGV[i + 8], 'v', '1' }

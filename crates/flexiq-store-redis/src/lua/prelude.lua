@@ -95,10 +95,17 @@ end
 -- The event of job `id`'s status change from `o` to `n` (`reindex`'s rows), named by
 -- `ev_kind`. The data values a row does not hold are read from the job's hash as the script
 -- left it, and only those the kind carries: `n.w` (worker), `n.rsz` (result bytes) and `n.e`
--- (last error) stand in for the hash when the caller knows them (false: none).
+-- (last error) stand in for the hash when the caller knows them (false: none). A new job
+-- inserted already ended by a failed dependency (`n.ended`) is reported as the waiting job it
+-- stands for: `enqueued` with status waiting, then the change from waiting that ended it, so a
+-- reader waiting for a terminal event sees one.
 local EV_HASH = { worker_id = 'w', error = 'e' }
 local function ev_status(id, o, n, now)
   if not ev_on() then return end
+  if o.st == nil and n.ended then
+    ev_status(id, o, { st = ST.waiting, q = n.q, t = n.t, r = n.r, a = 0 }, now)
+    o = { st = ST.waiting, a = 0 }
+  end
   local a0, a1 = o.a or 0, n.a or 0
   local kind = ev_kind(o.st, n.st, a0, a1, (n.sc or 0) > (o.sc or 0))
   if not kind then return end

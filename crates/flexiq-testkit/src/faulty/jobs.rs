@@ -33,6 +33,11 @@ impl JobStore for FaultyStore {
         self.faulted(Op::Heartbeat, subject, self.inner.heartbeat(req)).await
     }
 
+    async fn renew_buffered(&self, req: HeartbeatRequest) -> Result<Vec<HeartbeatReply>> {
+        let subject = format!("buffered {}", job_list(req.jobs.iter().map(|(id, _)| id)));
+        self.faulted(Op::Heartbeat, subject, self.inner.renew_buffered(req)).await
+    }
+
     async fn release_stale(&self, req: ReleaseStaleRequest) -> Result<Vec<JobId>> {
         let subject = format!("stale after {} ms at {}", req.stale_after_ms, req.now);
         self.faulted(Op::ReleaseStale, subject, self.inner.release_stale(req)).await

@@ -1,8 +1,10 @@
-//! `Workflows` for [`FaultyStore`]: stage upserts and the fair claim can be faulted like their
-//! plain twins; run-wide cancels, deletes and listings pass straight through.
+//! `Workflows` for [`FaultyStore`]: stage upserts and the fair claim (alone or after a batch of
+//! acks) can be faulted like their plain twins; run-wide cancels, deletes and listings pass
+//! straight through.
 
 use flexiq_core::store::{
-    CancelRunRequest, ClaimFairRequest, DeleteStagesRequest, UpsertStagesRequest, Workflows,
+    AckClaimFairReply, AckClaimFairRequest, CancelRunRequest, ClaimFairRequest, DeleteStagesRequest,
+    UpsertStagesRequest, Workflows,
 };
 use flexiq_core::{ClaimedJob, Job, JobId, Result};
 
@@ -19,6 +21,15 @@ impl Workflows for FaultyStore {
     async fn claim_fair(&self, req: ClaimFairRequest) -> Result<Vec<ClaimedJob>> {
         let subject = format!("workers {}", req.workers.join(", "));
         self.faulted(Op::ClaimFair, subject, self.inner.claim_fair(req)).await
+    }
+
+    async fn ack_and_claim_fair(&self, req: AckClaimFairRequest) -> Result<AckClaimFairReply> {
+        let subject = format!(
+            "acks of {} then workers {}",
+            job_list(req.acks.iter().map(|a| &a.job_id)),
+            req.claim.workers.join(", ")
+        );
+        self.faulted(Op::ClaimFair, subject, self.inner.ack_and_claim_fair(req)).await
     }
 
     async fn cancel_run(&self, req: CancelRunRequest) -> Result<u64> {

@@ -4,24 +4,30 @@
 //! time, then acks it. Sent one by one, their claims and acks queue up for the store (and, on
 //! PostgreSQL, for the fair claim's lock), paying a round trip and a commit per job. Instead, a
 //! host's claim or ack joins one line; whoever finds no flush running starts one, and the flush
-//! takes everything waiting: claims of the same shape (queues, served pairs, cap) become one
-//! `claim_fair` for all their workers, acks one `ack` call, and the two calls go out together,
-//! so the SQLite store commits them in one transaction and the server stores overlap their
-//! round trips. The flush yields once before it takes the line, so hosts woken by the same
-//! answer join it first. A lone host pays one spawned task per call; a busy process pays one
-//! store call per batch instead of one per job, and the jobs and outcomes are exactly those of
-//! the same calls made one after another in some order (a host's own claim and ack are never in
+//! takes everything waiting: the acks and the claims of one shape (queues, served pairs, cap)
+//! become one `ack_and_claim_fair` call, the acks applied first so the claim sees the capacity
+//! they freed; claims of other shapes get a `claim_fair` each. With 8 hosts the hosts fall out
+//! of step (at any moment some wait on claims, others on acks), so a flush that served only one
+//! kind would leave the others for a call of their own; one call for both serves everyone
+//! waiting. The flush yields once before it takes the line, so hosts woken by the same answer
+//! join it first. A lone host pays one spawned task per call; a busy process pays one store
+//! call per flush instead of one per job, and the jobs and outcomes are exactly those of the
+//! same calls made one after another in some order (a host's own claim and ack are never in
 //! one flush: it awaits each).
 //!
 //! The flush runs in its own task, so a caller that stops waiting (a dropped future) never
-//! strands the others: every request it took is answered. An ack batch that fails as a whole is
-//! retried one ack at a time, so a bad ack fails alone; a job is acked at most once per store
-//! call (a second ack of it waits for the next call, so it sees the first one's effect).
+//! strands the others: every request it took is answered. A joint call or an ack batch that
+//! fails as a whole is retried as separate calls, the acks one at a time, so a bad ack fails
+//! alone; a job is acked at most once per store call (a second ack of it waits for the next
+//! call, so it sees the first one's effect).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use flexiq_core::store::{Ack, AckRequest, ClaimFairRequest, WorkflowServes, MAX_FAIR_CLAIMERS};
+use flexiq_core::store::{
+    Ack, AckClaimFairRequest, AckRequest, ClaimFairRequest, WorkflowServes, MAX_ACKS_BEFORE_CLAIM,
+    MAX_FAIR_CLAIMERS,
+};
 use flexiq_core::{AckOutcome, ClaimedJob, Error, Result, Store};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
@@ -29,7 +35,7 @@ use tokio::sync::oneshot;
 use crate::clock::Clock;
 
 /// Most acks one flush writes in one store call.
-const MAX_ACKS_PER_CALL: usize = 1_024;
+const MAX_ACKS_PER_CALL: usize = MAX_ACKS_BEFORE_CLAIM;
 
 /// Most times a flush yields to let callers join before it takes the line.
 const GATHER_YIELDS: usize = 4;
@@ -127,17 +133,10 @@ impl Combiner {
         loop {
             self.gather().await;
             let Some(batch) = self.take() else { break };
-            let (acks, claims): (Vec<Waiting>, Vec<Waiting>) =
-                batch.into_iter().partition(|w| matches!(w, Waiting::Ack(_)));
-            // One kind per store call: the larger waits no longer, the other goes back to the
-            // head of the line and is served next, joined by the hosts just answered (which now
-            // ask for the other kind), so the hosts fall into step and every call is full.
-            let (now, later) = if acks.len() >= claims.len() { (acks, claims) } else { (claims, acks) };
-            self.put_back(later);
             let mut acks = Vec::new();
             let mut shapes: Vec<ClaimShape> = Vec::new();
             let mut by_shape: HashMap<ClaimShape, Vec<ClaimWaiter>> = HashMap::new();
-            for w in now {
+            for w in batch {
                 match w {
                     Waiting::Ack(a) => acks.push(a),
                     Waiting::Claim(shape, waiter) => {
@@ -149,25 +148,56 @@ impl Combiner {
                     }
                 }
             }
-            self.flush_acks(acks).await;
             for shape in shapes {
                 let mut waiters = by_shape.remove(&shape).unwrap_or_default();
                 while !waiters.is_empty() {
                     let rest = waiters.split_off(waiters.len().min(MAX_FAIR_CLAIMERS));
-                    self.claim_for(&shape, std::mem::replace(&mut waiters, rest)).await;
+                    let now = std::mem::replace(&mut waiters, rest);
+                    // The acks waiting go with the first claim: one store call for both.
+                    let (call, later) = one_call(std::mem::take(&mut acks));
+                    acks = later;
+                    if call.is_empty() {
+                        self.claim_for(&shape, now).await;
+                    } else {
+                        self.ack_and_claim(call, &shape, now).await;
+                    }
                 }
             }
+            self.flush_acks(acks).await;
         }
     }
 
-    /// Returns requests taken but not served to the head of the line, ahead of later ones.
-    fn put_back(&self, mut later: Vec<Waiting>) {
-        if later.is_empty() {
-            return;
+    /// The acks, then the claim, in one store call. A call that fails as a whole falls back to
+    /// the two calls one after the other.
+    async fn ack_and_claim(&self, acks: AckBatch, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
+        let claim = self.claim_request(shape, &waiters);
+        let (reqs, replies): (Vec<Ack>, Vec<_>) = acks.into_iter().map(|w| (w.req, w.reply)).unzip();
+        let req = AckClaimFairRequest { acks: reqs.clone(), claim };
+        match self.store.ack_and_claim_fair(req).await {
+            Ok(reply) => {
+                if reply.outcomes.len() == replies.len() {
+                    for (r, outcome) in replies.into_iter().zip(reply.outcomes) {
+                        let _ = r.send(Ok(outcome));
+                    }
+                } else {
+                    let e = Error::backend(format!(
+                        "{} acks before a claim returned {} outcomes",
+                        replies.len(),
+                        reply.outcomes.len()
+                    ));
+                    for r in replies {
+                        let _ = r.send(Err(e.clone()));
+                    }
+                }
+                answer_claims(waiters, reply.claimed);
+            }
+            Err(_) => {
+                let back =
+                    reqs.into_iter().zip(replies).map(|(req, reply)| AckWaiter { req, reply }).collect();
+                self.ack_all(back).await;
+                self.claim_for(shape, waiters).await;
+            }
         }
-        let mut st = self.line.lock();
-        later.append(&mut st.waiting);
-        st.waiting = later;
     }
 
     /// Yields while callers keep joining the line (at most [`GATHER_YIELDS`] times), so the
@@ -184,29 +214,19 @@ impl Combiner {
         }
     }
 
-    async fn claim_for(&self, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
-        let req = ClaimFairRequest {
+    fn claim_request(&self, shape: &ClaimShape, waiters: &[ClaimWaiter]) -> ClaimFairRequest {
+        ClaimFairRequest {
             queues: shape.queues.clone(),
             serves: shape.serves.clone(),
             workers: waiters.iter().map(|(w, _)| w.clone()).collect(),
             group_cap: shape.group_cap,
             now: self.clock.now_ms(),
-        };
-        match self.store.claim_fair(req).await {
-            Ok(jobs) => {
-                let mut jobs = jobs.into_iter();
-                for (_, reply) in waiters {
-                    // A caller that stopped waiting lost nothing it could use: its job's lease
-                    // lapses and the job is released like any abandoned claim.
-                    let _ = reply.send(Ok(jobs.next()));
-                }
-            }
-            Err(e) => {
-                for (_, reply) in waiters {
-                    let _ = reply.send(Err(e.clone()));
-                }
-            }
         }
+    }
+
+    async fn claim_for(&self, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
+        let req = self.claim_request(shape, &waiters);
+        answer_claims(waiters, self.store.claim_fair(req).await);
     }
 
     async fn flush_acks(&self, batch: AckBatch) {
@@ -246,6 +266,25 @@ impl Combiner {
                     });
                     let _ = reply.send(one);
                 }
+            }
+        }
+    }
+}
+
+/// Gives the n-th claimed job to the n-th waiter, or the claim's error to all.
+fn answer_claims(waiters: Vec<ClaimWaiter>, claimed: Result<Vec<ClaimedJob>>) {
+    match claimed {
+        Ok(jobs) => {
+            let mut jobs = jobs.into_iter();
+            for (_, reply) in waiters {
+                // A caller that stopped waiting lost nothing it could use: its job's lease
+                // lapses and the job is released like any abandoned claim.
+                let _ = reply.send(Ok(jobs.next()));
+            }
+        }
+        Err(e) => {
+            for (_, reply) in waiters {
+                let _ = reply.send(Err(e.clone()));
             }
         }
     }
