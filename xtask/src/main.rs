@@ -1,9 +1,11 @@
 //! `cargo xtask`: the project's tasks in one place, so CI and people run the same commands.
 //!
 //! `ci` is what `.ci/run` calls: format check, clippy, the services the store suites need,
-//! every Rust test (each store's conformance suite included), the Python and Node suites.
+//! every Rust test (each store's conformance suite included), a five-minute soak of every store,
+//! the Python and Node suites. `soak` is the long form of the reliability checks.
 
 mod services;
+mod soak;
 mod steps;
 
 use std::process::ExitCode;
@@ -26,7 +28,7 @@ pub(crate) enum BenchStore {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Everything CI checks: fmt, clippy, services, Rust tests, Python and Node suites.
+    /// Everything CI checks: fmt, clippy, services, Rust tests, a 5-minute soak, Python and Node.
     Ci,
     /// Rust tests only (starts the services the store suites need).
     Test,
@@ -54,6 +56,19 @@ enum Task {
     Dist,
     /// Build the Rust API docs.
     Docs,
+    /// A steady mixed load on each store with memory, connections and descriptors sampled
+    /// every 10 s (flat or not, nothing lost), then the long seeded and crash campaigns.
+    Soak {
+        /// Minutes of load per store (the stores run side by side).
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+        minutes: u64,
+        /// One store only (default: all three).
+        #[arg(long, value_enum)]
+        store: Option<BenchStore>,
+        /// The load only, without the seeded and crash campaigns.
+        #[arg(long)]
+        skip_campaigns: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -68,6 +83,12 @@ fn main() -> ExitCode {
         Task::Demo => steps::demo(),
         Task::Dist => steps::dist(),
         Task::Docs => steps::docs(),
+        Task::Soak { minutes, store, skip_campaigns } => soak::soak(&soak::SoakPlan {
+            secs: minutes * 60,
+            stores: store
+                .map_or_else(|| vec![BenchStore::Sqlite, BenchStore::Pg, BenchStore::Redis], |s| vec![s]),
+            skip_campaigns,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

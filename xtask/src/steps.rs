@@ -18,15 +18,15 @@ pub(crate) enum BenchTarget {
     Redis,
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
-fn run(label: &str, cmd: &mut Command) -> Result<(), String> {
+pub(crate) fn run(label: &str, cmd: &mut Command) -> Result<(), String> {
     println!("\n==> {label}");
     let started = Instant::now();
     let status =
@@ -52,13 +52,13 @@ impl CurrentDir for Command {
     }
 }
 
-fn cargo(args: &[&str]) -> Command {
+pub(crate) fn cargo(args: &[&str]) -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.args(args);
     c
 }
 
-fn excluding_bindings(mut args: Vec<&'static str>) -> Vec<&'static str> {
+pub(crate) fn excluding_bindings(mut args: Vec<&'static str>) -> Vec<&'static str> {
     for c in BINDING_CRATES {
         if root().join("crates").join(c).exists() {
             args.extend(["--exclude", c]);
@@ -67,7 +67,7 @@ fn excluding_bindings(mut args: Vec<&'static str>) -> Vec<&'static str> {
     args
 }
 
-/// fmt, clippy, services, Rust tests, Python, Node.
+/// fmt, clippy, services, Rust tests, a five-minute soak, Python, Node.
 pub(crate) fn ci() -> Result<(), String> {
     let started = Instant::now();
     // A clean clone gains nothing from incremental caches, which would double the size of
@@ -80,6 +80,7 @@ pub(crate) fn ci() -> Result<(), String> {
     )?;
     services::ensure()?;
     rust_tests()?;
+    crate::soak::ci()?;
     python()?;
     node()?;
     println!("\nxtask ci: every step passed in {:.0} s", started.elapsed().as_secs_f64());
