@@ -131,9 +131,7 @@ fn heartbeat_lost(
     };
     let started = conn
         // A workflow stage starts when its host dequeues it: no buffer stands in between.
-        .prepare_cached(
-            "SELECT start_seq = claim_seq OR workflow_run_id IS NOT NULL FROM jobs WHERE rowid = ?1",
-        )
+        .prepare_cached("SELECT start_seq = claim_seq OR wf_run IS NOT NULL FROM jobs WHERE rowid = ?1")
         .db()?
         .query_row([st.rowid], |r| r.get::<_, bool>(0))
         .db()?;
