@@ -229,6 +229,15 @@ fn print_summary(results: &[(&str, std::process::ExitStatus, Option<String>)]) {
     }
 }
 
+/// `cargo test --release` of one flexiq-testkit test file, printing as it goes; `filter` goes
+/// to the test binary (a test name and its flags).
+fn testkit_release_test(file: &str, filter: &[&str]) -> Command {
+    let mut args = vec!["test", "--release", "-p", "flexiq-testkit", "--all-features", "--test", file, "--"];
+    args.extend_from_slice(filter);
+    args.push("--nocapture");
+    cargo(&args)
+}
+
 /// The long forms of the seeded simulation campaigns and the crash campaigns, per store.
 fn campaigns(stores: &[BenchStore]) -> Vec<(String, Result<(), String>)> {
     let mut out = Vec::new();
@@ -239,17 +248,7 @@ fn campaigns(stores: &[BenchStore]) -> Vec<(String, Result<(), String>)> {
             BenchStore::Redis => ("campaign_redis", "3000"),
         };
         let label = format!("seeded campaign {test} ({seeds} seeds from 2000)");
-        let mut cmd = cargo(&[
-            "test",
-            "--release",
-            "-p",
-            "flexiq-testkit",
-            "--all-features",
-            "--test",
-            test,
-            "--",
-            "--nocapture",
-        ]);
+        let mut cmd = testkit_release_test(test, &[]);
         cmd.env("FLEXIQ_SEED_START", "2000").env("FLEXIQ_SEEDS", seeds);
         let result = run(&label, &mut cmd);
         out.push((label, result));
@@ -269,19 +268,7 @@ fn campaigns(stores: &[BenchStore]) -> Vec<(String, Result<(), String>)> {
             BenchStore::Redis => "crash_redis",
         };
         let label = format!("crash campaign {test} (20,000 jobs, 20 kills, 4 restarts, 4 drops)");
-        let mut cmd = cargo(&[
-            "test",
-            "--release",
-            "-p",
-            "flexiq-testkit",
-            "--all-features",
-            "--test",
-            "crash_campaign",
-            test,
-            "--",
-            "--exact",
-            "--nocapture",
-        ]);
+        let mut cmd = testkit_release_test("crash_campaign", &[test, "--exact"]);
         cmd.env("FLEXIQ_CRASH_JOBS", "20000")
             .env("FLEXIQ_CRASH_KILLS", "20")
             .env("FLEXIQ_CRASH_RESTARTS", "4")
