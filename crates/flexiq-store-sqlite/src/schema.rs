@@ -609,7 +609,7 @@ mod tests {
     fn migrate_is_idempotent_and_reports_what_ran() {
         let conn = Connection::open_in_memory().unwrap();
         assert_eq!(read_meta(&conn).unwrap(), None);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert!(migrate(&conn).unwrap().applied.is_empty());
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         verify(&conn, Path::new("x.db"), true).unwrap();
@@ -629,7 +629,7 @@ mod tests {
              UPDATE wake SET gen = 41 WHERE id = 1;",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         let gen: i64 = conn.query_row(crate::wake::READ_GEN, [], |r| r.get(0)).unwrap();
         assert_eq!(gen, 41);
@@ -677,7 +677,7 @@ mod tests {
         insert_job(&conn, "jobs", "fresh", 0, 0);
         insert_job(&conn, "jobs", "retried", 1, 3);
         insert_job(&conn, "archived_jobs", "old", 2, 2);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9, 10]);
         assert_eq!(read_meta(&conn).unwrap(), Some((LATEST, 1)));
         assert_eq!(claim_seq_of(&conn, "jobs", "fresh"), 0);
         assert_eq!(claim_seq_of(&conn, "jobs", "retried"), 3);
@@ -695,7 +695,7 @@ mod tests {
         insert_job(&conn, "jobs", "kept", 1, 2);
         conn.execute("UPDATE jobs SET claim_seq = 5 WHERE id = 'kept'", []).unwrap();
         insert_job(&conn, "archived_jobs", "old", 2, 4);
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9, 10]);
         assert_eq!(claim_seq_of(&conn, "jobs", "kept"), 5, "an existing column keeps its values");
         assert_eq!(claim_seq_of(&conn, "archived_jobs", "old"), 4);
         v3_claim_seq(&conn).unwrap();
@@ -712,7 +712,7 @@ mod tests {
              INSERT INTO queue_state (ns, queue, concurrency, max_stalled_count) VALUES ('default', 'q', 2, 3);",
         )
         .unwrap();
-        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(migrate(&conn).unwrap().applied, vec![3, 4, 5, 6, 7, 8, 9, 10]);
         let stalls = |table: &str, id: &str| -> u32 {
             conn.query_row(&format!("SELECT stall_count FROM {table} WHERE id = ?1"), [id], |r| r.get(0))
                 .unwrap()

@@ -7,7 +7,7 @@
 //! simulated as the store's rescuer sees them: a job claimed by a worker that never
 //! heartbeats, released once its lease has lapsed.
 
-use flexiq::core::store::{ClaimRequest, ReleaseStaleRequest};
+use flexiq::core::store::{ClaimRequest, HeartbeatRequest, ReleaseStaleRequest};
 use flexiq::{connect, ConnectOptions, EnqueueOptions, Queue};
 
 use crate::fixture::{flexiq, Run};
@@ -43,11 +43,17 @@ async fn enqueue(q: &Queue, opts: EnqueueOptions) -> String {
     q.enqueue("sched.task", b"{}".to_vec(), opts).await.unwrap().to_string()
 }
 
-/// Claims the pending job `id` of `queue` at `now` for a worker that never heartbeats.
+/// Claims the pending job `id` of `queue` at `now` for a worker that reports the start and then
+/// never heartbeats again.
 async fn claim(q: &Queue, queue: &str, id: &str, now: i64) {
     let req = ClaimRequest { queues: vec![queue.into()], limit: 1, worker_id: "gone-worker".into(), now };
     let claimed = q.store().claim(req).await.unwrap();
     assert_eq!(claimed.first().map(|c| c.job.id.to_string()).as_deref(), Some(id), "claim of {id}");
+    // The worker reports the start, as a running handler's heartbeat does: only a started
+    // attempt stalls when its lease lapses.
+    let c = &claimed[0];
+    let beat = HeartbeatRequest { jobs: vec![(c.job.id.clone(), c.fence)], now };
+    q.store().heartbeat(beat).await.unwrap();
 }
 
 /// Lets every running job's lease lapse as of `now` and releases it; returns the ids.

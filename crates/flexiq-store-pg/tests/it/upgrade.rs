@@ -24,6 +24,7 @@ const FILES: &[(u32, &str)] = &[
     (10, include_str!("../../src/migrations/0010_flows_dedup.sql")),
     (11, include_str!("../../src/migrations/0011_job_schedulers.sql")),
     (12, include_str!("../../src/migrations/0012_events.sql")),
+    (13, include_str!("../../src/migrations/0013_start_seq.sql")),
 ];
 
 /// The last version whose file is plain SQL: later files hold parts the store generates.
@@ -261,17 +262,25 @@ async fn upgrading_from_version_8_counts_stalls_from_zero_against_the_default_bu
         "no budget of its own"
     );
 
-    // The default budget of 1: the first stall gives the attempt back, the second fails it.
+    // A job running across the upgrade reported no start (rows before version 13 read 0), so
+    // its release spends nothing. Then the default budget of 1: the first stall of a started
+    // attempt gives the attempt back, the second fails it.
     let stall = |now| ReleaseStaleRequest { stale_after_ms: 1_000, now };
     assert_eq!(s.release_stale(stall(now_ms())).await.unwrap(), vec![id.clone()]);
     let j = s.get(&id).await.unwrap().unwrap();
-    assert_eq!((j.status, j.attempt, j.stall_count), (JobStatus::Pending, 0, 1));
+    assert_eq!((j.status, j.attempt, j.stall_count), (JobStatus::Pending, 0, 0));
     assert!(j.last_error.unwrap_or_default().starts_with(LEASE_HEARTBEAT_LOST));
-    let now = now_ms();
-    assert_eq!(crate::common::claim(&s, "q", 1, "w2", now).await.unwrap().len(), 1);
-    assert_eq!(s.release_stale(stall(now + 2_000)).await.unwrap(), vec![id.clone()]);
+    let mut now = now_ms();
+    for expected in [(JobStatus::Pending, 1), (JobStatus::Dead, 2)] {
+        now += 3_000;
+        let claimed = crate::common::claim(&s, "q", 1, "w2", now).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        flexiq_conformance::fixtures::report_started(&s, &claimed[0], now).await;
+        assert_eq!(s.release_stale(stall(now + 2_000)).await.unwrap(), vec![id.clone()]);
+        let j = s.get(&id).await.unwrap().unwrap();
+        assert_eq!((j.status, j.stall_count), expected);
+    }
     let j = s.get(&id).await.unwrap().unwrap();
-    assert_eq!((j.status, j.stall_count), (JobStatus::Dead, 2));
     assert!(j.last_error.unwrap_or_default().starts_with(STALLED));
 
     // The migrated controls row takes a budget beside its cap, and clearing it keeps the cap.

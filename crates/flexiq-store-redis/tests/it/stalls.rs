@@ -60,6 +60,7 @@ async fn a_hash_without_a_stall_count_reads_zero_and_counts_from_there() {
         .unwrap();
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].job.stall_count, 0, "a claim reads the field too");
+    flexiq_conformance::fixtures::report_started(&s, &again[0], at(2_001)).await;
     stall(&s, at(4_000)).await;
     let j = s.get(&claimed.job.id).await.unwrap().unwrap();
     assert_eq!((j.status, j.stall_count), (JobStatus::Pending, 1), "within the default budget of 1");

@@ -78,7 +78,7 @@ async fn a_version_2_file_migrates_claim_seq_and_its_running_job_acks_with_the_f
     assert!(err.to_string().contains("migrate()"), "{err}");
     assert_eq!(
         no_ddl.migrate().await.unwrap().applied,
-        vec![3, 4, 5, 6, 7, 8, 9],
+        vec![3, 4, 5, 6, 7, 8, 9, 10],
         "the claim sequence step runs, then the workflow, admin, stall, flow and scheduler steps (which find their work done)"
     );
     no_ddl.close().await.unwrap();

@@ -102,7 +102,7 @@ async fn a_version_6_file_keeps_its_edges_as_plain_dependencies() {
     assert_eq!(err.code(), "CONFLICT", "a version 6 file without auto_migrate asks for migrate(): {err}");
     assert_eq!(
         no_ddl.migrate().await.unwrap().applied,
-        vec![7, 8, 9],
+        vec![7, 8, 9, 10],
         "the flow step runs, then the scheduler step (which finds its work done)"
     );
     no_ddl.close().await.unwrap();

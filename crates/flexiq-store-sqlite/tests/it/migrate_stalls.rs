@@ -84,7 +84,7 @@ async fn a_version_5_file_reads_no_stalls_and_recovers_its_running_job_under_the
     assert_eq!(err.code(), "CONFLICT", "{err}");
     assert_eq!(
         no_ddl.migrate().await.unwrap().applied,
-        vec![6, 7, 8, 9],
+        vec![6, 7, 8, 9, 10],
         "the stall step runs, then the flow and scheduler steps (which find their work done)"
     );
     no_ddl.close().await.unwrap();
@@ -105,15 +105,24 @@ async fn a_version_5_file_reads_no_stalls_and_recovers_its_running_job_under_the
         "the queue's controls survive, with no stall budget set"
     );
 
-    // The job running across the upgrade stalls once and is recovered, then fails its second stall.
+    // The job running across the upgrade reported no start (rows before version 10 read 0), so
+    // its release spends nothing; then a started attempt stalls once and is recovered, and
+    // fails its second stall.
     let later = T0 + 2_000;
     assert_eq!(stall(&s, later).await, vec![ids[0].clone()]);
     let j = get(&s, &ids[0]).await;
-    assert_eq!((j.status, j.attempt, j.stall_count), (JobStatus::Pending, 0, 1));
-    assert_eq!(claim_one(&s, "a", later + 1).await.job.id, ids[0]);
-    assert_eq!(stall(&s, later + 2_000).await, vec![ids[0].clone()]);
+    assert_eq!((j.status, j.attempt, j.stall_count), (JobStatus::Pending, 0, 0));
+    let mut now = later;
+    for expected in [(JobStatus::Pending, 1), (JobStatus::Dead, 2)] {
+        now += 3_000;
+        let c = claim_one(&s, "a", now).await;
+        assert_eq!(c.job.id, ids[0]);
+        flexiq_conformance::fixtures::report_started(&s, &c, now).await;
+        assert_eq!(stall(&s, now + 2_000).await, vec![ids[0].clone()]);
+        let j = get(&s, &ids[0]).await;
+        assert_eq!((j.status, j.stall_count), expected);
+    }
     let j = get(&s, &ids[0]).await;
-    assert_eq!((j.status, j.stall_count), (JobStatus::Dead, 2));
     assert!(j.last_error.as_deref().unwrap_or_default().starts_with(STALLED), "{:?}", j.last_error);
 
     // The upgraded queue row takes a stall budget beside its concurrency cap.

@@ -104,7 +104,7 @@ async fn a_version_3_file_gains_the_definition_version_and_the_stage_indexes() {
     assert_eq!(err.code(), "CONFLICT", "a version 3 file without auto_migrate asks for migrate(): {err}");
     assert_eq!(
         no_ddl.migrate().await.unwrap().applied,
-        vec![4, 5, 6, 7, 8, 9],
+        vec![4, 5, 6, 7, 8, 9, 10],
         "the workflow step runs, then the admin, stall, flow and scheduler steps (which find their work done)"
     );
     no_ddl.close().await.unwrap();

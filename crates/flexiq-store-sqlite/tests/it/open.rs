@@ -37,7 +37,7 @@ async fn auto_migrate_off_opens_without_ddl_and_queries_fail_until_migrate() {
     let err =
         s.enqueue(EnqueueRequest { jobs: vec![job_on("q")], max_pending: None, now: T0 }).await.unwrap_err();
     assert_eq!(err.code(), "CONFLICT");
-    assert_eq!(s.migrate().await.unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(s.migrate().await.unwrap().applied, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert!(tables(&path) > 0);
     assert_eq!(s.count_pending("q").await.unwrap(), 0);
     let again = SqliteStore::open(&path, no_ddl).unwrap();

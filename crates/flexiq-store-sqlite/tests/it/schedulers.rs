@@ -68,7 +68,11 @@ async fn a_version_7_file_gains_the_scheduler_table_and_fires_once_migrated() {
     assert_eq!(err.code(), "CONFLICT", "a version 7 file without auto_migrate asks for migrate(): {err}");
     assert!(err.to_string().contains("migrate()"), "{err}");
     let applied = no_ddl.migrate().await.unwrap().applied;
-    assert_eq!(applied, vec![8, 9], "the scheduler step runs, then the events step again (a no-op)");
+    assert_eq!(
+        applied,
+        vec![8, 9, 10],
+        "the scheduler step runs, then the events step again (a no-op) and the start-report step"
+    );
     assert_eq!(no_ddl.count_job_schedulers().await.unwrap(), 0);
     no_ddl.close().await.unwrap();
     downgrade_to_version_7(&path);

@@ -24,9 +24,13 @@ fn stage(run: &str, stage: &str) -> NewJob {
     NewJob::build("wf", b"{}".to_vec(), opts, T0).unwrap()
 }
 
+/// Claims the next job of `queue` at `now` and reports its start, as a running handler's
+/// heartbeat does (only a started attempt stalls).
 async fn claim(s: &SqliteStore, queue: &str, now: i64) -> JobId {
     let req = ClaimRequest { queues: vec![queue.into()], limit: 1, worker_id: "w".into(), now };
-    s.claim(req).await.unwrap().pop().expect("a job to claim").job.id
+    let c = s.claim(req).await.unwrap().pop().expect("a job to claim");
+    flexiq_conformance::fixtures::report_started(s, &c, now).await;
+    c.job.id
 }
 
 /// Claims the next job of `queue` at `now` and lets its lease lapse.
