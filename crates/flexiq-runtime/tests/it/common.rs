@@ -65,6 +65,26 @@ pub(crate) fn fast_config() -> WorkerConfig {
     }
 }
 
+/// Worker settings for crash tests: short leases, so a killed worker's jobs come back within
+/// a second, with its own id, slots and prefetch buffer.
+pub(crate) fn crash_config(id: &str, concurrency: u32, prefetch: u32) -> WorkerConfig {
+    WorkerConfig {
+        worker_id: Some(id.into()),
+        concurrency,
+        prefetch: Some(prefetch),
+        heartbeat_interval: Duration::from_millis(100),
+        poll_interval: Duration::from_millis(50),
+        shutdown_timeout: Duration::from_secs(5),
+        maintenance: Some(MaintenanceConfig {
+            interval: Duration::from_millis(100),
+            elector: ElectorConfig { ttl: Duration::from_millis(500), ..Default::default() },
+            rescue: RescueConfig { stale_after: Duration::from_millis(400) },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 /// Worker settings without maintenance (tests drive the services themselves).
 pub(crate) fn quiet_config() -> WorkerConfig {
     WorkerConfig { maintenance: None, ..fast_config() }

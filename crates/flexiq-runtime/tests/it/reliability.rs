@@ -9,31 +9,16 @@ use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use flexiq_runtime::services::{ElectorConfig, MaintenanceConfig, RescueConfig};
 use flexiq_runtime::{connect, ConnectOptions, EnqueueItem, EnqueueOptions, Queue, Worker, WorkerConfig};
 
-use crate::common::{eventually, open};
+use crate::common::{self, eventually, open};
 
 const CHILD_ENV: &str = "FLEXIQ_IT_CHILD_DB";
 const JOBS: usize = 1_000;
 
-/// Short leases so a killed worker's jobs come back within a second.
+/// The crash tests' worker: four slots, a small prefetch buffer.
 fn crash_config(id: &str) -> WorkerConfig {
-    WorkerConfig {
-        worker_id: Some(id.into()),
-        concurrency: 4,
-        prefetch: Some(2),
-        heartbeat_interval: Duration::from_millis(100),
-        poll_interval: Duration::from_millis(50),
-        shutdown_timeout: Duration::from_secs(5),
-        maintenance: Some(MaintenanceConfig {
-            interval: Duration::from_millis(100),
-            elector: ElectorConfig { ttl: Duration::from_millis(500), ..Default::default() },
-            rescue: RescueConfig { stale_after: Duration::from_millis(400) },
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    common::crash_config(id, 4, 2)
 }
 
 fn register_step(w: &mut Worker) {

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use flexiq_runtime::core::store::LeaseRequest;
-use flexiq_runtime::services::{ElectorConfig, MaintenanceConfig, RescueConfig, CLEANER_LEASE};
+use flexiq_runtime::services::CLEANER_LEASE;
 use flexiq_runtime::{
     connect, ConnectOptions, EnqueueItem, EnqueueOptions, JobStatus, Queue, Worker, WorkerConfig,
 };
@@ -34,21 +34,7 @@ const LEASE: Duration = Duration::from_secs(2);
 
 /// A worker that claims far more than it runs, with short leases so killed ones come back fast.
 fn buffering_config(id: &str) -> WorkerConfig {
-    WorkerConfig {
-        worker_id: Some(id.into()),
-        concurrency: 2,
-        prefetch: Some(24),
-        heartbeat_interval: Duration::from_millis(100),
-        poll_interval: Duration::from_millis(50),
-        shutdown_timeout: Duration::from_secs(5),
-        maintenance: Some(MaintenanceConfig {
-            interval: Duration::from_millis(100),
-            elector: ElectorConfig { ttl: Duration::from_millis(500), ..Default::default() },
-            rescue: RescueConfig { stale_after: Duration::from_millis(400) },
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    crate::common::crash_config(id, 2, 24)
 }
 
 /// Appends `line` to the executions file in one write (`O_APPEND` keeps lines whole across
