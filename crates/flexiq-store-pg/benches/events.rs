@@ -6,28 +6,18 @@
 //! Needs the server in `FLEXIQ_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`);
 //! each mode runs in its own schema, dropped at the end.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use flexiq_core::store::{EnqueueRequest, Events, JobStore};
-use flexiq_core::{EnqueueOptions, NewJob, Store};
+use flexiq_core::{NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
+use support::{job, now_ms, url};
 
 const DRAIN_JOBS: usize = 50_000;
-
-fn url() -> String {
-    std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
-}
-
-fn job(queue: &str) -> NewJob {
-    let opts = EnqueueOptions { queue: Some(queue.to_string()), ..Default::default() };
-    NewJob::build("noop", b"{}".to_vec(), opts, now_ms()).unwrap()
-}
 
 async fn admin(sql: &str) {
     let (c, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.unwrap();

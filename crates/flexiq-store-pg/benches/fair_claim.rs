@@ -9,24 +9,19 @@
 //! round-robin cursor keeps moving. Needs the server in `FLEXIQ_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`); each case runs in its own schema, dropped after.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use flexiq_core::store::{ClaimFairRequest, UpsertStagesRequest, Workflows};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
+use support::{now_ms, url};
 use tokio::runtime::Runtime;
 
 const WORKERS: usize = 8;
 const GROUPS: usize = 100;
-
-fn url() -> String {
-    std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
-}
 
 async fn admin() -> tokio_postgres::Client {
     let (c, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.unwrap();

@@ -6,31 +6,21 @@
 //! Needs the server in `FLEXIQ_PG_URL` (default `postgres://postgres@127.0.0.1:5432/test`);
 //! every group runs in its own schema, dropped at the end.
 
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use flexiq_core::store::{ClaimRequest, EnqueueRequest, Inspect, JobStore, WaitForWorkRequest};
-use flexiq_core::{EnqueueOptions, NewJob, Store};
+use flexiq_core::{NewJob, Store};
 use flexiq_store_pg::{PgOptions, PgStore};
 use futures::pin_mut;
+use support::{job, now_ms, url};
 use tokio::runtime::Runtime;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::Type;
-
-fn url() -> String {
-    std::env::var("FLEXIQ_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
-}
-
-fn job(queue: &str) -> NewJob {
-    let opts = EnqueueOptions { queue: Some(queue.to_string()), ..Default::default() };
-    NewJob::build("noop", b"{}".to_vec(), opts, now_ms()).unwrap()
-}
 
 async fn admin() -> tokio_postgres::Client {
     let (c, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.unwrap();
