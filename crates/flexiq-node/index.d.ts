@@ -323,6 +323,15 @@ export interface WorkflowJobsOptions {
   workerId?: string | null;
   /** The queue the view enqueues to and claims from (default `"workflow"`). */
   queue?: string | null;
+  /**
+   * Claim this worker's next job in the store call of each ack and hold it for the next
+   * `dequeue` with the same options (default `false`): one store call per job for a host loop
+   * instead of two. The held job is `running` under this worker id before the dequeue; it goes
+   * back to pending (the attempt not counted) when not dequeued within a second, on a dequeue
+   * with other options, a `cancelByRun` or `deleteByRunAndStages` in this process, or when the
+   * queue closes.
+   */
+  claimAhead?: boolean | null;
 }
 
 /** A (workflow, definition version) pair a host serves. */

@@ -83,7 +83,7 @@ const OPTION_SETS = Object.freeze({
     'eventsMaxAgeMs',
   ),
   /** `queue.workflowJobs(options)`: WorkflowJobsOptions. */
-  workflow: keys('fairnessGroupBy', 'fairnessCap', 'workerId', 'queue'),
+  workflow: keys('fairnessGroupBy', 'fairnessCap', 'workerId', 'queue', 'claimAhead'),
   /** One stage of `workflowJobs.enqueueParallel(jobs)`: WorkflowJobSpec. */
   workflowJob: keys(
     'workflowRunId',

@@ -371,6 +371,9 @@ pub struct WorkflowJobsOptions {
     pub worker_id: Option<String>,
     /// The queue the view enqueues to and claims from (default `"workflow"`).
     pub queue: Option<String>,
+    /// Claim the host's next job in the store call of each ack and hold it for its next
+    /// dequeue (default `false`).
+    pub claim_ahead: Option<bool>,
 }
 
 impl WorkflowJobsOptions {
@@ -384,6 +387,7 @@ impl WorkflowJobsOptions {
                 .map(|c| args::int("fairnessCap", c, 1, i64::from(u32::MAX)).map(|c| c as u32))
                 .transpose()?,
             worker_id: self.worker_id,
+            claim_ahead: self.claim_ahead.unwrap_or(false),
         })
     }
 }

@@ -219,6 +219,7 @@ named!(
     block_ms,
     bucket,
     child_id,
+    claim_ahead,
     concurrency,
     count,
     created_after,

@@ -6,10 +6,15 @@
 //!   complete loops (the conformance kit's drain, batches of 100), the baseline.
 //! - `workflow/<store>/plain_drain/1000x8_batch1`: the same loops claiming one job at a time,
 //!   the plain job's cost of the host loop's shape (one claim and one ack per job).
+//! - `workflow/<store>/worker_drain/1000x8`: the same 1,000 no-op jobs drained by a flexiq
+//!   `Worker` at concurrency 8 (claims and acks batched by the runtime): the store's drain rate
+//!   for plain jobs as a user sees it, the baseline.
 //! - `workflow/<store>/host_drain/fair_off`: 1,000 stages drained by 8 concurrent hosts, each a
 //!   view of its own doing `dequeue` + fenced `complete` one job at a time, fairness off.
 //! - `workflow/<store>/host_drain/cap2_100groups`: the same with `fairness_cap` 2 and the stages
 //!   spread over 100 groups read from the payload (`tenant`).
+//! - `workflow/<store>/host_drain/*_ahead`: both again with `claim_ahead` on, each ack claiming
+//!   its host's next job in the same store call.
 //!
 //! Each measured iteration starts from empty storage (a fresh SQLite file, a fresh PostgreSQL
 //! schema in `FLEXIQ_PG_URL`, default `postgres://postgres@127.0.0.1:5432/test`, dropped after)
@@ -23,8 +28,8 @@ use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use flexiq_conformance::kit;
 use flexiq_runtime::core::store::EnqueueRequest;
 use flexiq_runtime::{
-    connect, AckOutcome, ConnectOptions, DequeueOptions, Queue, WorkflowJobSpec, WorkflowJobs,
-    WorkflowOptions,
+    connect, AckOutcome, ConnectOptions, DequeueOptions, EnqueueItem, Queue, Worker, WorkerConfig,
+    WorkflowJobSpec, WorkflowJobs, WorkflowOptions,
 };
 use tokio::runtime::Runtime;
 
@@ -107,11 +112,12 @@ fn stages(round: usize) -> Vec<WorkflowJobSpec> {
         .collect()
 }
 
-fn view_options(cap: Option<u32>, host: usize) -> WorkflowOptions {
+fn view_options(cap: Option<u32>, ahead: bool, host: usize) -> WorkflowOptions {
     WorkflowOptions {
         fairness_group_by: cap.map(|_| "tenant".to_string()),
         fairness_cap: cap,
         worker_id: Some(format!("host-{host}")),
+        claim_ahead: ahead,
         ..Default::default()
     }
 }
@@ -130,12 +136,13 @@ async fn host(wf: WorkflowJobs, left: Arc<AtomicU64>) {
     }
 }
 
-async fn host_drain_once(target: Target, cap: Option<u32>, round: usize) -> Duration {
+async fn host_drain_once(target: Target, cap: Option<u32>, ahead: bool, round: usize) -> Duration {
     let f = fresh(target).await;
-    f.queue.workflow_jobs(view_options(cap, 0)).unwrap().enqueue_parallel(stages(round)).await.unwrap();
+    let first = f.queue.workflow_jobs(view_options(cap, false, 0)).unwrap();
+    first.enqueue_parallel(stages(round)).await.unwrap();
     let left = Arc::new(AtomicU64::new(STAGES as u64));
     let views: Vec<WorkflowJobs> =
-        (0..HOSTS).map(|h| f.queue.workflow_jobs(view_options(cap, h)).unwrap()).collect();
+        (0..HOSTS).map(|h| f.queue.workflow_jobs(view_options(cap, ahead, h)).unwrap()).collect();
     let start = Instant::now();
     let tasks: Vec<_> = views.into_iter().map(|wf| tokio::spawn(host(wf, left.clone()))).collect();
     for t in tasks {
@@ -170,9 +177,27 @@ async fn plain_drain_once(target: Target, batch: u32) -> Duration {
     took
 }
 
+async fn worker_drain_once(target: Target) -> Duration {
+    let f = fresh(target).await;
+    let items = (0..STAGES).map(|i| EnqueueItem::new("noop", i.to_string())).collect();
+    f.queue.enqueue_many(items).await.unwrap();
+    let config = WorkerConfig { concurrency: HOSTS as u32, maintenance: None, ..Default::default() };
+    let mut w = Worker::new(f.queue.clone(), config).unwrap();
+    w.register("noop", |_| async { Ok(None) }).unwrap();
+    let start = Instant::now();
+    let running = w.start();
+    while running.counters().acknowledged < STAGES as u64 {
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    let took = start.elapsed();
+    running.shutdown().await.unwrap();
+    f.remove().await;
+    took
+}
+
 async fn enqueue_once(target: Target, round: usize) -> Duration {
     let f = fresh(target).await;
-    let wf = f.queue.workflow_jobs(view_options(Some(2), 0)).unwrap();
+    let wf = f.queue.workflow_jobs(view_options(Some(2), false, 0)).unwrap();
     let specs = stages(round);
     let start = Instant::now();
     wf.enqueue_parallel(specs).await.unwrap();
@@ -214,12 +239,18 @@ fn bench_target(c: &mut Criterion, target: Target) {
     g.bench_function(BenchmarkId::new("plain_drain", format!("{STAGES}x{HOSTS}_batch1")), |b| {
         b.iter_custom(|iters| timed(&rt, iters, move |_| plain_drain_once(target, 1)))
     });
-    g.bench_function(BenchmarkId::new("host_drain", "fair_off"), |b| {
-        b.iter_custom(|iters| timed(&rt, iters, move |r| host_drain_once(target, None, r)))
+    g.bench_function(BenchmarkId::new("worker_drain", format!("{STAGES}x{HOSTS}")), |b| {
+        b.iter_custom(|iters| timed(&rt, iters, move |_| worker_drain_once(target)))
     });
-    g.bench_function(BenchmarkId::new("host_drain", format!("cap2_{GROUPS}groups")), |b| {
-        b.iter_custom(|iters| timed(&rt, iters, move |r| host_drain_once(target, Some(2), r)))
-    });
+    for ahead in [false, true] {
+        let tail = if ahead { "_ahead" } else { "" };
+        g.bench_function(BenchmarkId::new("host_drain", format!("fair_off{tail}")), |b| {
+            b.iter_custom(|iters| timed(&rt, iters, move |r| host_drain_once(target, None, ahead, r)))
+        });
+        g.bench_function(BenchmarkId::new("host_drain", format!("cap2_{GROUPS}groups{tail}")), |b| {
+            b.iter_custom(|iters| timed(&rt, iters, move |r| host_drain_once(target, Some(2), ahead, r)))
+        });
+    }
     g.finish();
 }
 

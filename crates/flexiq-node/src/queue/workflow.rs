@@ -59,6 +59,7 @@ impl NativeQueue {
                 fairness_group_by: None,
                 fairness_cap: None,
                 worker_id: None,
+                claim_ahead: false,
             },
         };
         let q = self.queue()?;

@@ -300,6 +300,7 @@ class NativeQueue:
         fairness_cap: Optional[int] = None,
         worker_id: Optional[str] = None,
         queue: Optional[str] = None,
+        claim_ahead: bool = False,
     ) -> NativeWorkflowJobs: ...
     # wait
     def result(self, job_id: str, timeout_ms: Optional[int] = None, poll_ms: Optional[int] = None) -> Optional[bytes]: ...

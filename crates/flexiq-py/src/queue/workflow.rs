@@ -38,13 +38,14 @@ type FenceArg = (String, i64, i64, i64);
 impl NativeQueue {
     /// A workflow view of this queue (see `NativeWorkflowJobs`). `fairness_cap` is an `i64`
     /// so that a negative cap is an `InvalidArgument`, as the runtime's 0 is.
-    #[pyo3(signature = (fairness_group_by=None, fairness_cap=None, worker_id=None, queue=None))]
+    #[pyo3(signature = (fairness_group_by=None, fairness_cap=None, worker_id=None, queue=None, claim_ahead=false))]
     fn workflow_jobs(
         &self,
         #[pyo3(from_py_with = args::fairness_group_by)] fairness_group_by: Option<String>,
         #[pyo3(from_py_with = args::fairness_cap)] fairness_cap: Option<i64>,
         #[pyo3(from_py_with = args::worker_id)] worker_id: Option<String>,
         #[pyo3(from_py_with = args::queue)] queue: Option<String>,
+        #[pyo3(from_py_with = args::claim_ahead)] claim_ahead: bool,
     ) -> PyResult<NativeWorkflowJobs> {
         let fairness_cap = fairness_cap
             .map(|c| {
@@ -52,7 +53,7 @@ impl NativeQueue {
                     .map_err(|_| invalid(format!("fairness_cap {c} must be between 1 and {}", u32::MAX)))
             })
             .transpose()?;
-        let opts = WorkflowOptions { queue, fairness_group_by, fairness_cap, worker_id };
+        let opts = WorkflowOptions { queue, fairness_group_by, fairness_cap, worker_id, claim_ahead };
         let inner = self.inner.workflow_jobs(opts).map_err(to_py_err)?;
         Ok(NativeWorkflowJobs { inner })
     }

@@ -115,6 +115,7 @@ impl Queue {
 
     /// Releases the store's connections; later calls fail with `Closed`.
     pub async fn close(&self) -> Result<()> {
+        self.combiner.give_back_all().await;
         Ok(self.store.close().await?)
     }
 }

@@ -15,6 +15,7 @@
 //! (retrying once when a concurrent re-claim supersedes the fence they read), change nothing
 //! when the job is not running, and always answer `Acknowledged`.
 
+mod ahead;
 mod combine;
 mod records;
 
@@ -53,6 +54,9 @@ struct Inner {
     /// Whether the worker id came from the options (then a host cannot replace it).
     configured_worker: bool,
     worker_id: Mutex<String>,
+    claim_ahead: bool,
+    /// The shape of the last dequeue, which an ack's claim ahead repeats.
+    last_shape: Mutex<Option<ClaimShape>>,
 }
 
 impl std::fmt::Debug for WorkflowJobs {
@@ -62,6 +66,7 @@ impl std::fmt::Debug for WorkflowJobs {
             .field("fairness_group_by", &self.fairness_group_by())
             .field("fairness_cap", &self.inner.cap)
             .field("worker_id", &self.worker_id())
+            .field("claim_ahead", &self.inner.claim_ahead)
             .finish()
     }
 }
@@ -92,6 +97,8 @@ impl Queue {
                 cap: opts.fairness_cap,
                 configured_worker,
                 worker_id: Mutex::new(worker_id),
+                claim_ahead: opts.claim_ahead,
+                last_shape: Mutex::new(None),
             }),
         })
     }
@@ -172,7 +179,9 @@ impl WorkflowJobs {
     /// (the view's queue when empty), honouring pauses, rate limits, concurrency caps and the
     /// view's fairness cap; `None` when nothing is claimable. Dequeues of the same shape made
     /// at the same moment by views of one queue handle share one store claim (see
-    /// `combine.rs`); each still gets its own job, stamped with its own worker id.
+    /// `combine.rs`); each still gets its own job, stamped with its own worker id. With
+    /// `claim_ahead`, the job the last ack claimed ahead for this worker (same shape) is the
+    /// answer, without a store call.
     pub async fn dequeue(&self, opts: DequeueOptions) -> Result<Option<Dequeued>> {
         let queues = if opts.queues.is_empty() { vec![self.inner.queue_name.clone()] } else { opts.queues };
         let worker = self.worker_id();
@@ -187,6 +196,9 @@ impl WorkflowJobs {
         req.validate()?;
         let ClaimFairRequest { queues, serves, group_cap, mut workers, .. } = req;
         let shape = ClaimShape { queues, serves, group_cap };
+        if self.inner.claim_ahead {
+            *self.inner.last_shape.lock() = Some(shape.clone());
+        }
         let worker = workers.pop().expect("one worker above");
         let claimed = self.inner.queue.combiner.claim(shape, worker).await?;
         Ok(claimed.map(|c| Dequeued { fence: c.fence, job: c.job.into() }))
@@ -283,6 +295,8 @@ impl WorkflowJobs {
     pub async fn cancel_by_run(&self, run_id: &str) -> Result<u64> {
         let req = CancelRunRequest { run_id: run_id.to_string(), now: self.inner.queue.now_ms() };
         req.validate()?;
+        // Jobs held for this process's hosts go back first, so the cancel reaches them.
+        self.inner.queue.combiner.give_back_all().await;
         let n = self.inner.queue.store.cancel_run(req).await?;
         tracing::info!(workflow_run_id = run_id, cancelled = n, "cancelled workflow run");
         Ok(n)
@@ -297,6 +311,7 @@ impl WorkflowJobs {
         if req.stage_ids.is_empty() {
             return Ok(0);
         }
+        self.inner.queue.combiner.give_back_all().await;
         Ok(self.inner.queue.store.delete_stages(req).await?)
     }
 
@@ -327,9 +342,15 @@ impl WorkflowJobs {
         Ok(AckOutcome::Acknowledged)
     }
 
-    /// One fenced ack, sharing a store call with the acks made at the same moment.
+    /// One fenced ack, sharing a store call with the acks made at the same moment (and, with
+    /// `claim_ahead`, with the claim of this worker's next job).
     async fn ack_once(&self, job_id: JobId, fence: Fence, kind: AckKind) -> Result<AckOutcome> {
-        Ok(self.inner.queue.combiner.ack(Ack { job_id, fence, kind }).await?)
+        let refill = if self.inner.claim_ahead {
+            self.inner.last_shape.lock().clone().map(|shape| (self.worker_id(), shape))
+        } else {
+            None
+        };
+        Ok(self.inner.queue.combiner.ack(Ack { job_id, fence, kind }, refill).await?)
     }
 }
 

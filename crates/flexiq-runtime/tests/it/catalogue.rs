@@ -459,6 +459,7 @@ async fn call(w: &World, op: &str, on: Option<&str>, a: Args<'_>) -> Result<(), 
                 queue: a.opt_s("queue"),
                 fairness_group_by: a.opt_s("fairness_group_by"),
                 fairness_cap: a.opt_u("fairness_cap").map(|c| c as u32),
+                claim_ahead: a.b("claim_ahead", false),
                 worker_id: a.opt_s("worker_id"),
             };
             q.workflow_jobs(opts).map(|_| ())

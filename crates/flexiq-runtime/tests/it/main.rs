@@ -24,4 +24,5 @@ mod schedulers;
 mod services;
 mod worker;
 mod workflow;
+mod workflow_ahead;
 mod zombie;

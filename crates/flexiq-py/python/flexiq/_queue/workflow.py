@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .. import _flexiq
 from .._aio import WorkflowAsyncMixin, async_twins
-from .._args import integer, optional_text, text
+from .._args import flag, integer, optional_text, text
 from .._units import NotSeconds, seconds_to_ms
 from ..exceptions import InvalidArgument, WrongType
 from ..models import Dequeued, Fence, WorkflowJob
@@ -308,17 +308,25 @@ class WorkflowMixin(QueueBase):
         fairness_cap: Optional[int] = None,
         worker_id: Optional[str] = None,
         queue: str = "workflow",
+        claim_ahead: bool = False,
     ) -> WorkflowJobs:
         """A :class:`WorkflowJobs` view on ``queue``. ``fairness_group_by`` is a dotted path
         into the payload (``"tenant.id"``) whose value is a job's fairness group (a payload
         without it is in the default group); ``fairness_cap`` (at least 1) caps the running
         jobs of each group across every worker and process; ``worker_id`` is stamped on
         claims (default: one made up, until a host offers its own with
-        :meth:`WorkflowJobs.adopt_worker_id`). No I/O."""
+        :meth:`WorkflowJobs.adopt_worker_id`). With ``claim_ahead``, each ack also claims
+        this worker's next job in the same store call and holds it for the next
+        :meth:`WorkflowJobs.dequeue` with the same options: one store call per job for a host
+        loop instead of two. The held job is ``running`` under this worker id before the
+        dequeue; it goes back to pending (the attempt not counted) when not dequeued within
+        a second, on a dequeue with other options, a ``cancel_by_run`` or
+        ``delete_by_run_and_stages`` in this process, or when the queue closes. No I/O."""
         native = self._native.workflow_jobs(
             optional_text("fairness_group_by", fairness_group_by),
             None if fairness_cap is None else integer("fairness_cap", fairness_cap),
             optional_text("worker_id", worker_id),
             text("queue", queue),
+            flag("claim_ahead", claim_ahead),
         )
         return WorkflowJobs(native)

@@ -20,18 +20,23 @@
 //! fails as a whole is retried as separate calls, the acks one at a time, so a bad ack fails
 //! alone; a job is acked at most once per store call (a second ack of it waits for the next
 //! call, so it sees the first one's effect).
+//!
+//! An ack may ask for its host's next job (a view with `claim_ahead`, see `ahead.rs`): that
+//! claim joins the ack's own store call, after the claims of hosts that are waiting, and the
+//! job is held for the host's next dequeue.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use flexiq_core::store::{
-    Ack, AckClaimFairRequest, AckRequest, ClaimFairRequest, WorkflowServes, MAX_ACKS_BEFORE_CLAIM,
+    Ack, AckClaimFairRequest, AckKind, AckRequest, ClaimFairRequest, WorkflowServes, MAX_ACKS_BEFORE_CLAIM,
     MAX_FAIR_CLAIMERS,
 };
 use flexiq_core::{AckOutcome, ClaimedJob, Error, Result, Store};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use super::ahead::{Ahead, Found, AHEAD_TTL, GIVE_BACK_REASON};
 use crate::clock::Clock;
 
 /// Most acks one flush writes in one store call.
@@ -49,7 +54,18 @@ pub(crate) struct ClaimShape {
 }
 
 /// A claimer's worker id and where its answer goes.
-type ClaimWaiter = (String, oneshot::Sender<Result<Option<ClaimedJob>>>);
+type ClaimWaiter = (String, Answer);
+
+/// Where a claimed job goes.
+enum Answer {
+    /// To a host waiting in `dequeue`.
+    Caller(oneshot::Sender<Result<Option<ClaimedJob>>>),
+    /// Held for the worker's next dequeue of this shape.
+    Ahead(ClaimShape),
+}
+
+/// A worker whose next job an ack asks for, and the shape to claim it with.
+pub(crate) type Refill = (String, ClaimShape);
 
 /// Waiting acks.
 type AckBatch = Vec<AckWaiter>;
@@ -58,6 +74,7 @@ type AckBatch = Vec<AckWaiter>;
 struct AckWaiter {
     req: Ack,
     reply: oneshot::Sender<Result<AckOutcome>>,
+    refill: Option<Refill>,
 }
 
 /// One request on the line.
@@ -76,6 +93,7 @@ pub(crate) struct Combiner {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     line: Mutex<LineState>,
+    ahead: Ahead,
 }
 
 impl Combiner {
@@ -84,6 +102,7 @@ impl Combiner {
             store,
             clock,
             line: Mutex::new(LineState { waiting: Vec::new(), flushing: false }),
+            ahead: Ahead::default(),
         })
     }
 
@@ -117,35 +136,80 @@ impl Combiner {
         shape: ClaimShape,
         worker: String,
     ) -> Result<Option<ClaimedJob>> {
+        match self.ahead.take(&worker, &shape) {
+            Found::Nothing => {}
+            Found::Job(job) => return Ok(Some(job)),
+            Found::Other(job) => self.give_back(vec![job]).await,
+        }
         let (tx, rx) = oneshot::channel();
-        self.join(Waiting::Claim(shape, (worker, tx)));
+        self.join(Waiting::Claim(shape, (worker, Answer::Caller(tx))));
         rx.await.map_err(|_| Error::backend("a combined workflow claim ended without an answer"))?
     }
 
-    /// Writes one ack, combined with the acks that wait with it.
-    pub(crate) async fn ack(self: &Arc<Self>, ack: Ack) -> Result<AckOutcome> {
+    /// Writes one ack, combined with the acks that wait with it; with `refill`, the worker's
+    /// next job is claimed in the same store call and held for its next dequeue.
+    pub(crate) async fn ack(self: &Arc<Self>, ack: Ack, refill: Option<Refill>) -> Result<AckOutcome> {
+        let refill = refill.filter(|(worker, _)| !self.ahead.holds(worker));
         let (tx, rx) = oneshot::channel();
-        self.join(Waiting::Ack(AckWaiter { req: ack, reply: tx }));
+        self.join(Waiting::Ack(AckWaiter { req: ack, reply: tx, refill }));
         rx.await.map_err(|_| Error::backend("a combined workflow ack ended without an answer"))?
     }
 
-    async fn flush(&self) {
+    /// Gives back every job held ahead (a defer to now that does not count the attempt).
+    pub(crate) async fn give_back_all(&self) {
+        let held = self.ahead.drain();
+        if !held.is_empty() {
+            self.give_back(held).await;
+        }
+    }
+
+    /// Returns jobs claimed ahead to pending, fenced: a job re-claimed meanwhile is left alone.
+    async fn give_back(&self, jobs: Vec<ClaimedJob>) {
+        let now = self.clock.now_ms();
+        let acks = jobs
+            .into_iter()
+            .map(|c| Ack {
+                job_id: c.job.id,
+                fence: c.fence,
+                kind: AckKind::Defer { until: now, reason: GIVE_BACK_REASON.to_string() },
+            })
+            .collect::<Vec<_>>();
+        let ids = acks.iter().map(|a| a.job_id.to_string()).collect::<Vec<_>>();
+        if let Err(e) = self.store.ack(AckRequest { acks, now }).await {
+            // The jobs stay running until their lease lapses; the rescuer then releases them.
+            tracing::warn!(jobs = ?ids, error = %e, "could not give back workflow jobs claimed ahead");
+        }
+    }
+
+    async fn flush(self: &Arc<Self>) {
         loop {
             self.gather().await;
             let Some(batch) = self.take() else { break };
             let mut acks = Vec::new();
+            let mut refills = Vec::new();
             let mut shapes: Vec<ClaimShape> = Vec::new();
             let mut by_shape: HashMap<ClaimShape, Vec<ClaimWaiter>> = HashMap::new();
+            let mut add = |shape: ClaimShape, waiter: ClaimWaiter| {
+                let entry = by_shape.entry(shape.clone()).or_default();
+                if entry.is_empty() {
+                    shapes.push(shape);
+                }
+                entry.push(waiter);
+            };
             for w in batch {
                 match w {
-                    Waiting::Ack(a) => acks.push(a),
-                    Waiting::Claim(shape, waiter) => {
-                        let entry = by_shape.entry(shape.clone()).or_default();
-                        if entry.is_empty() {
-                            shapes.push(shape);
-                        }
-                        entry.push(waiter);
+                    Waiting::Ack(mut a) => {
+                        refills.extend(a.refill.take());
+                        acks.push(a);
                     }
+                    Waiting::Claim(shape, waiter) => add(shape, waiter),
+                }
+            }
+            // Hosts that wait come first: a refill gets a job only when one is left over.
+            let mut seen = HashSet::new();
+            for (worker, shape) in refills {
+                if seen.insert(worker.clone()) {
+                    add(shape.clone(), (worker, Answer::Ahead(shape)));
                 }
             }
             for shape in shapes {
@@ -169,7 +233,7 @@ impl Combiner {
 
     /// The acks, then the claim, in one store call. A call that fails as a whole falls back to
     /// the two calls one after the other.
-    async fn ack_and_claim(&self, acks: AckBatch, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
+    async fn ack_and_claim(self: &Arc<Self>, acks: AckBatch, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
         let claim = self.claim_request(shape, &waiters);
         let (reqs, replies): (Vec<Ack>, Vec<_>) = acks.into_iter().map(|w| (w.req, w.reply)).unzip();
         let req = AckClaimFairRequest { acks: reqs.clone(), claim };
@@ -189,11 +253,14 @@ impl Combiner {
                         let _ = r.send(Err(e.clone()));
                     }
                 }
-                answer_claims(waiters, reply.claimed);
+                self.answer(waiters, reply.claimed);
             }
             Err(_) => {
-                let back =
-                    reqs.into_iter().zip(replies).map(|(req, reply)| AckWaiter { req, reply }).collect();
+                let back = reqs
+                    .into_iter()
+                    .zip(replies)
+                    .map(|(req, reply)| AckWaiter { req, reply, refill: None })
+                    .collect();
                 self.ack_all(back).await;
                 self.claim_for(shape, waiters).await;
             }
@@ -224,9 +291,48 @@ impl Combiner {
         }
     }
 
-    async fn claim_for(&self, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
+    async fn claim_for(self: &Arc<Self>, shape: &ClaimShape, waiters: Vec<ClaimWaiter>) {
         let req = self.claim_request(shape, &waiters);
-        answer_claims(waiters, self.store.claim_fair(req).await);
+        let claimed = self.store.claim_fair(req).await;
+        self.answer(waiters, claimed);
+    }
+
+    /// Gives the n-th claimed job to the n-th waiter, or the claim's error to all; a job
+    /// claimed ahead is held for its worker until [`AHEAD_TTL`], then given back.
+    fn answer(self: &Arc<Self>, waiters: Vec<ClaimWaiter>, claimed: Result<Vec<ClaimedJob>>) {
+        let mut jobs = match claimed {
+            Ok(jobs) => jobs.into_iter(),
+            Err(e) => {
+                for (_, answer) in waiters {
+                    if let Answer::Caller(reply) = answer {
+                        let _ = reply.send(Err(e.clone()));
+                    }
+                }
+                return;
+            }
+        };
+        for (worker, answer) in waiters {
+            match answer {
+                // A caller that stopped waiting lost nothing it could use: its job's lease
+                // lapses and the job is released like any abandoned claim.
+                Answer::Caller(reply) => {
+                    let _ = reply.send(Ok(jobs.next()));
+                }
+                Answer::Ahead(shape) => {
+                    let Some(job) = jobs.next() else { continue };
+                    let me = self.clone();
+                    match self.ahead.put(&worker, shape, job) {
+                        Ok(seq) => tokio::spawn(async move {
+                            tokio::time::sleep(AHEAD_TTL).await;
+                            if let Some(job) = me.ahead.expire(&worker, seq) {
+                                me.give_back(vec![job]).await;
+                            }
+                        }),
+                        Err(job) => tokio::spawn(async move { me.give_back(vec![job]).await }),
+                    };
+                }
+            }
+        }
     }
 
     async fn flush_acks(&self, batch: AckBatch) {
@@ -271,25 +377,6 @@ impl Combiner {
     }
 }
 
-/// Gives the n-th claimed job to the n-th waiter, or the claim's error to all.
-fn answer_claims(waiters: Vec<ClaimWaiter>, claimed: Result<Vec<ClaimedJob>>) {
-    match claimed {
-        Ok(jobs) => {
-            let mut jobs = jobs.into_iter();
-            for (_, reply) in waiters {
-                // A caller that stopped waiting lost nothing it could use: its job's lease
-                // lapses and the job is released like any abandoned claim.
-                let _ = reply.send(Ok(jobs.next()));
-            }
-        }
-        Err(e) => {
-            for (_, reply) in waiters {
-                let _ = reply.send(Err(e.clone()));
-            }
-        }
-    }
-}
-
 /// The acks of one store call (each job at most once, at most [`MAX_ACKS_PER_CALL`]) and the
 /// rest, in their order.
 fn one_call(batch: AckBatch) -> (AckBatch, AckBatch) {
@@ -309,13 +396,13 @@ fn one_call(batch: AckBatch) -> (AckBatch, AckBatch) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flexiq_core::store::AckKind;
     use flexiq_core::{Fence, JobId};
 
     fn waiting(id: &JobId) -> AckWaiter {
         let fence = Fence { attempt: 1, started_at: 0, claim_seq: 1 };
         let (reply, _) = oneshot::channel();
-        AckWaiter { req: Ack { job_id: id.clone(), fence, kind: AckKind::Complete { result: None } }, reply }
+        let req = Ack { job_id: id.clone(), fence, kind: AckKind::Complete { result: None } };
+        AckWaiter { req, reply, refill: None }
     }
 
     #[test]

@@ -38,6 +38,14 @@ pub struct WorkflowOptions {
     /// [`WorkflowJobs::adopt_worker_id`](super::WorkflowJobs::adopt_worker_id); without one the
     /// view makes up `host-pid-suffix` until a host offers its own.
     pub worker_id: Option<String>,
+    /// Claim each host's next job in the store call of its ack, and hold it for the host's
+    /// next dequeue (default off). A host loop then waits on one store call per job instead
+    /// of two, which matters most where a commit is slow. The held job is `running` under the
+    /// host's worker id before the host dequeues it; it is given back (pending again, the
+    /// attempt not counted) when the host does not dequeue within a second, dequeues with other
+    /// options, or this process cancels or deletes stages of a run, or the queue closes. A
+    /// process that dies holding one leaves it to the stale-lease release, like any claim.
+    pub claim_ahead: bool,
 }
 
 /// One stage to enqueue with
