@@ -11,6 +11,8 @@
 //! - [`WorkflowJobs`] (from [`Queue::workflow_jobs`]) is a queue seen as the job transport of a
 //!   workflow engine: stages enqueued idempotently per (run, stage), a dequeue that serves chosen
 //!   workflow versions with a per-group fairness cap, fenced acks and both lease tiers.
+//! - [`observe`] renders a queue's and a worker's metrics for Prometheus (and, with the `otel`
+//!   feature, exports spans over OTLP); [`webhooks`] delivers job events to signed HTTP hooks.
 //!
 //! Time comes from an injected [`Clock`] so tests drive leases and windows without sleeping.
 //! Units: durations in are seconds where the spec says seconds (or `Duration`s); timestamps
@@ -19,9 +21,11 @@
 mod clock;
 mod connect;
 mod error;
+pub mod observe;
 mod queue;
 pub mod services;
 mod url;
+pub mod webhooks;
 mod worker;
 
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -21,7 +21,7 @@ impl Queue {
         opts: EnqueueOptions,
     ) -> Result<Enqueued> {
         let now = self.now_ms();
-        let job = NewJob::build(task, payload.into(), opts, now)?;
+        let job = NewJob::build(task, payload.into(), crate::observe::carry_trace(opts), now)?;
         let mut out = self
             .store
             .enqueue(EnqueueRequest { jobs: vec![job], max_pending: self.max_pending, now })

@@ -57,7 +57,7 @@ impl Queue {
         let now = self.now_ms();
         let jobs = items
             .into_iter()
-            .map(|i| NewJob::build(&i.task, i.payload, i.options, now))
+            .map(|i| NewJob::build(&i.task, i.payload, crate::observe::carry_trace(i.options), now))
             .collect::<flexiq_core::Result<Vec<_>>>()?;
         let n = jobs.len();
         let out = self.store.enqueue(EnqueueRequest { jobs, max_pending: self.max_pending, now }).await?;

@@ -71,6 +71,9 @@ async fn write_with_retries(shared: &Shared, batch: &[Ack]) -> Option<Vec<AckOut
             Err(e) => {
                 tracing::error!(error = %e, count = n, "ack batch failed: its jobs will be re-run once their leases lapse");
                 Counters::add(&shared.counters.ack_errors, 1);
+                if let Some(m) = &shared.metrics {
+                    m.ack_failed();
+                }
                 return None;
             }
         }
@@ -79,6 +82,10 @@ async fn write_with_retries(shared: &Shared, batch: &[Ack]) -> Option<Vec<AckOut
 
 fn apply_outcomes(shared: &Shared, batch: &[Ack], outcomes: Option<Vec<AckOutcome>>) {
     if let Some(outcomes) = outcomes {
+        if let Some(m) = &shared.metrics {
+            let superseded = outcomes.iter().filter(|o| **o == AckOutcome::Superseded).count();
+            m.acked(batch.len(), superseded as u64);
+        }
         for (ack, outcome) in batch.iter().zip(outcomes) {
             match outcome {
                 AckOutcome::Acknowledged => {

@@ -44,6 +44,10 @@ pub struct WorkerConfig {
     /// The maintenance services this worker runs when elected cleaner of its namespace
     /// (`None`: this worker never cleans). Its `rescue.stale_after` is the lease window.
     pub maintenance: Option<MaintenanceConfig>,
+    /// Where this worker serves Prometheus metrics (`GET /metrics`): its namespace's
+    /// store-level gauges plus its own handler latencies, retries, claim batch sizes and lost
+    /// leases (see [`crate::observe`]). `None`, the default, serves and records nothing.
+    pub metrics_bind: Option<std::net::SocketAddr>,
 }
 
 impl Default for WorkerConfig {
@@ -59,6 +63,7 @@ impl Default for WorkerConfig {
             ack_batch_window: Duration::from_millis(2),
             ack_batch_max: 512,
             maintenance: Some(MaintenanceConfig::default()),
+            metrics_bind: None,
         }
     }
 }

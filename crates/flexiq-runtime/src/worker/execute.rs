@@ -13,6 +13,7 @@ use tracing::Instrument;
 use super::context::{CancelReason, CancelState, JobContext};
 use super::counters::Counters;
 use super::Shared;
+use crate::observe::Outcome;
 
 /// Runs `claimed` to an ack. `kill` fires when shutdown's deadline passes: the handler is
 /// dropped and the job given back.
@@ -25,6 +26,7 @@ pub(crate) async fn execute(
     let ClaimedJob { job, fence } = claimed;
     let job_id = job.id.clone();
     let span = tracing::info_span!("run", job_id = %job_id, task = %job.task, attempt = fence.attempt);
+    crate::observe::adopt_trace(&span, &job);
     let kind = async {
         let Some((handler, opts)) = shared.handlers.get(&job.task).cloned() else {
             let msg = format!("no handler registered for task {} on worker {}", job.task, shared.worker_id);
@@ -43,6 +45,7 @@ pub(crate) async fn execute(
         });
         let job = Arc::new(job);
         let ctx = JobContext { job: job.clone(), fence, cancel: cancel.clone(), soft_timeout: soft, queue: shared.queue.clone() };
+        let began = std::time::Instant::now();
         let run = std::panic::AssertUnwindSafe(handler(ctx)).catch_unwind();
         let timeout = async {
             match hard {
@@ -77,6 +80,16 @@ pub(crate) async fn execute(
         };
         if let Some(g) = soft_guard {
             g.abort();
+        }
+        if let Some(m) = &shared.metrics {
+            let (outcome, retry_due) = match &kind {
+                AckKind::Complete { .. } => (Outcome::Completed, false),
+                AckKind::Fail { retryable, .. } => (Outcome::Failed, *retryable && fence.attempt <= job.max_retries),
+                AckKind::Defer { .. } => (Outcome::GivenBack, false),
+                AckKind::Cancel { .. } => (Outcome::Cancelled, false),
+                AckKind::Suspend { .. } => (Outcome::Suspended, false),
+            };
+            m.attempt(&job.task, outcome, began.elapsed(), retry_due);
         }
         match &kind {
             AckKind::Complete { .. } => Counters::add(&shared.counters.succeeded, 1),

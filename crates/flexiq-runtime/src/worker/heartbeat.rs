@@ -66,6 +66,9 @@ async fn renew(shared: &Shared, held: Vec<(JobId, Fence, Arc<CancelState>)>, now
                 if reply.outcome == AckOutcome::Superseded && !cancel.token.is_cancelled() {
                     tracing::warn!(job_id = %id, attempt = fence.attempt, "lease lost: the job was released");
                     cancel.cancel(CancelReason::LeaseLost);
+                    if let Some(m) = &shared.metrics {
+                        m.lease_lost();
+                    }
                 } else if reply.cancel_requested && !cancel.token.is_cancelled() {
                     tracing::info!(job_id = %id, "cancellation requested");
                     cancel.cancel(CancelReason::Requested);

@@ -29,7 +29,8 @@ mod run;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 
 use flexiq_core::options::validate_name;
 use flexiq_core::{Fence, JobId};
@@ -38,6 +39,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+use crate::observe::{serve_metrics, WorkerMetrics};
 use crate::queue::Queue;
 
 pub use config::{TaskOptions, WorkerConfig, MAX_CONCURRENCY, PREFETCH_PER_SLOT};
@@ -66,6 +68,8 @@ pub(crate) struct Shared {
     pub(crate) active: Mutex<HashMap<JobId, ActiveJob>>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) ready: readiness::ReadySender,
+    /// In-process metrics, recorded only when the worker serves them (`metrics_bind`).
+    pub(crate) metrics: Option<WorkerMetrics>,
 }
 
 /// A handler registry plus the configuration to run it; [`Worker::start`] or
@@ -79,9 +83,7 @@ pub struct Worker {
 
 impl std::fmt::Debug for Worker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut tasks: Vec<_> = self.handlers.keys().collect();
-        tasks.sort();
-        f.debug_struct("Worker").field("id", &self.worker_id).field("tasks", &tasks).finish()
+        f.debug_struct("Worker").field("id", &self.worker_id).field("tasks", &self.tasks()).finish()
     }
 }
 
@@ -90,7 +92,12 @@ impl Worker {
     pub fn new(queue: Queue, config: WorkerConfig) -> Result<Self> {
         config.validate()?;
         let worker_id = config.worker_id.clone().unwrap_or_else(default_worker_id);
-        Ok(Worker { queue, config, worker_id, handlers: HashMap::new() })
+        // Webhook deliveries are jobs any worker may claim, so every worker can run them.
+        let builtin = (
+            crate::webhooks::DELIVER_TASK.to_string(),
+            (crate::webhooks::delivery_handler(), TaskOptions::default()),
+        );
+        Ok(Worker { queue, config, worker_id, handlers: HashMap::from([builtin]) })
     }
 
     /// This worker's id (stamped on claimed jobs and in the registry).
@@ -131,9 +138,10 @@ impl Worker {
         Ok(self)
     }
 
-    /// The registered task names, sorted.
+    /// The registered task names, sorted (the built-in webhook delivery task not included).
     pub fn tasks(&self) -> Vec<String> {
-        let mut t: Vec<_> = self.handlers.keys().cloned().collect();
+        let mut t: Vec<_> =
+            self.handlers.keys().filter(|k| *k != crate::webhooks::DELIVER_TASK).cloned().collect();
         t.sort();
         t
     }
@@ -144,13 +152,16 @@ impl Worker {
         let counters = Arc::new(Counters::default());
         let worker_id = self.worker_id.clone();
         let (ready_tx, ready) = readiness::channel();
-        let join = tokio::spawn(self.run_with(shutdown.clone(), counters.clone(), ready_tx));
-        WorkerHandle { shutdown, join, counters, worker_id, ready }
+        let metrics_addr = Arc::new(OnceLock::new());
+        let join =
+            tokio::spawn(self.run_with(shutdown.clone(), counters.clone(), ready_tx, metrics_addr.clone()));
+        WorkerHandle { shutdown, join, counters, worker_id, ready, metrics_addr }
     }
 
     /// Runs until `shutdown` fires, then shuts down gracefully (see [`WorkerConfig::shutdown_timeout`]).
     pub async fn run(self, shutdown: CancellationToken) -> Result<WorkerCounters> {
-        self.run_with(shutdown, Arc::new(Counters::default()), readiness::channel().0).await
+        self.run_with(shutdown, Arc::new(Counters::default()), readiness::channel().0, Default::default())
+            .await
     }
 
     async fn run_with(
@@ -158,7 +169,9 @@ impl Worker {
         shutdown: CancellationToken,
         counters: Arc<Counters>,
         ready: readiness::ReadySender,
+        metrics_addr: Arc<OnceLock<SocketAddr>>,
     ) -> Result<WorkerCounters> {
+        let metrics = self.config.metrics_bind.map(|_| WorkerMetrics::new(self.worker_id.clone()));
         let shared = Arc::new(Shared {
             queue: self.queue,
             worker_id: self.worker_id,
@@ -167,8 +180,27 @@ impl Worker {
             active: Mutex::new(HashMap::new()),
             counters,
             ready,
+            metrics,
         });
+        let server = match (shared.config.metrics_bind, &shared.metrics) {
+            (Some(bind), Some(m)) => {
+                match serve_metrics(bind, shared.queue.clone(), Some(m.clone()), Default::default()).await {
+                    Ok(s) => {
+                        let _ = metrics_addr.set(s.local_addr());
+                        Some(s)
+                    }
+                    Err(e) => {
+                        readiness::mark_stopped(&shared.ready);
+                        return Err(e);
+                    }
+                }
+            }
+            _ => None,
+        };
         let out = run::run(shared.clone(), shutdown).await;
+        if let Some(s) = server {
+            s.shutdown().await;
+        }
         readiness::mark_stopped(&shared.ready);
         out
     }
@@ -182,6 +214,7 @@ pub struct WorkerHandle {
     counters: Arc<Counters>,
     worker_id: String,
     ready: tokio::sync::watch::Receiver<readiness::Readiness>,
+    metrics_addr: Arc<OnceLock<SocketAddr>>,
 }
 
 impl WorkerHandle {
@@ -191,6 +224,12 @@ impl WorkerHandle {
     /// because the store could not be reached.
     pub async fn ready(&self) -> Result<()> {
         readiness::wait_ready(self.ready.clone(), &self.worker_id).await
+    }
+
+    /// The address its `/metrics` endpoint listens on (the chosen port when `metrics_bind` asked
+    /// for port 0); `None` without `metrics_bind`, or before [`WorkerHandle::ready`] resolved.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr.get().copied()
     }
 
     /// Whether the worker has stopped (shut down, or failed).

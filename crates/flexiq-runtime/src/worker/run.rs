@@ -64,6 +64,11 @@ pub(crate) async fn run(shared: Arc<Shared>, shutdown: CancellationToken) -> Res
         ))
     });
 
+    let webhooks = cfg.maintenance.clone().map(|m| {
+        let (queue, holder, stop) = (shared.queue.clone(), shared.worker_id.clone(), stop_background.clone());
+        tokio::spawn(crate::webhooks::run_dispatcher(queue, m, holder, stop))
+    });
+
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let mut d = Dispatcher {
         shared: shared.clone(),
@@ -83,6 +88,9 @@ pub(crate) async fn run(shared: Arc<Shared>, shutdown: CancellationToken) -> Res
     let _ = heartbeats.await;
     if let Some(m) = maintenance {
         let _ = m.await;
+    }
+    if let Some(w) = webhooks {
+        let _ = w.await;
     }
     beat(&shared, &info).await;
     let counters = shared.counters.snapshot();
@@ -142,6 +150,9 @@ impl Dispatcher {
         if n > 0 {
             tracing::debug!(worker_id = %shared.worker_id, count = n, limit, "claimed");
             Counters::add(&shared.counters.claimed, n as u64);
+            if let Some(m) = &shared.metrics {
+                m.claimed(n);
+            }
             let mut active = shared.active.lock();
             for job in jobs {
                 let cancel = Arc::new(CancelState::default());
