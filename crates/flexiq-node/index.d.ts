@@ -293,6 +293,8 @@ export declare class Worker {
   private constructor();
   /** The worker's id (stamped on the jobs it claims). */
   readonly id: string;
+  /** Where it serves `GET /metrics` (the port chosen for port 0) once `ready` resolved; `null` without `metricsBind`. */
+  readonly metricsAddr: string | null;
   /**
    * Resolves once the running worker is live: registered in the worker registry, and its
    * first claim reached the store, so a job enqueued from now on is picked up without

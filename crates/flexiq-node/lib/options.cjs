@@ -81,6 +81,7 @@ const OPTION_SETS = Object.freeze({
     'archiveAfter',
     'eventsMaxLen',
     'eventsMaxAgeMs',
+    'metricsBind',
   ),
   /** `queue.workflowJobs(options)`: WorkflowJobsOptions. */
   workflow: keys('fairnessGroupBy', 'fairnessCap', 'workerId', 'queue', 'claimAhead'),

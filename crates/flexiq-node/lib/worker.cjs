@@ -7,7 +7,7 @@
 // the addon's callback. Cancellation reaches `ctx.signal` through the abort callback.
 
 const { FlexiqError, invalid, callSync, callAsync } = require('./errors.cjs');
-const { encode, decode, durations, options } = require('./args.cjs');
+const { encode, decode, durations, options, shown } = require('./args.cjs');
 const { LOG_LEVELS } = require('./options.cjs');
 
 
@@ -131,6 +131,10 @@ class Worker {
 
   constructor(nativeQueue, tasks, opts, onStopped) {
     const o = options('worker options', opts, 'worker');
+    const bind = o?.metricsBind;
+    if (bind !== undefined && bind !== null && typeof bind !== 'string') {
+      throw invalid(`metricsBind must be a string such as "127.0.0.1:9100", got ${shown(bind)}`);
+    }
     if (tasks.size === 0) throw invalid('a worker needs at least one task: register handlers with queue.task()');
     const specs = [...tasks].map(([name, t]) => ({ name, timeout: t.timeout, softTimeout: t.softTimeout }));
     for (const spec of specs) durations(spec, 'task');
@@ -142,6 +146,14 @@ class Worker {
   /** The worker's id (stamped on the jobs it claims). */
   get id() {
     return this.#native.id;
+  }
+
+  /**
+   * Where the running worker serves `GET /metrics` (`"127.0.0.1:9100"`; the chosen port when
+   * `metricsBind` asked for port 0), once `ready` resolved; `null` without `metricsBind`.
+   */
+  get metricsAddr() {
+    return this.#native.metricsAddr ?? null;
   }
 
   /**

@@ -59,6 +59,10 @@ pub struct WorkerOptions {
     /// Events older than this many **milliseconds** are trimmed from the stream too (1,000 or
     /// more; default: no age limit). Needs `maintenance`.
     pub events_max_age_ms: Option<f64>,
+    /// Serve Prometheus metrics at `GET /metrics` on this address while the worker runs: an
+    /// IP and a port such as `"0.0.0.0:9100"` (port 0 picks a free one; see
+    /// `worker.metricsAddr`). Default: no endpoint, and no worker metrics are recorded.
+    pub metrics_bind: Option<String>,
 }
 
 impl WorkerOptions {
@@ -112,6 +116,13 @@ impl WorkerOptions {
         }
         if let Some(s) = self.shutdown_timeout {
             c.shutdown_timeout = secs("shutdownTimeout", s)?;
+        }
+        if let Some(addr) = self.metrics_bind {
+            c.metrics_bind = Some(addr.parse().map_err(|_| {
+                invalid(format!(
+                    "metricsBind {addr:?} is not an address to listen on: give an IP and a port such as 127.0.0.1:9100"
+                ))
+            })?);
         }
         c.validate().napi()?;
         Ok(c)
@@ -226,6 +237,8 @@ pub struct NativeWorker {
     shutdown: CancellationToken,
     ready: watch::Sender<Readiness>,
     id: String,
+    /// Where the running worker serves `/metrics`, once ready (with `metricsBind` only).
+    metrics_addr: Mutex<Option<std::net::SocketAddr>>,
 }
 
 impl NativeWorker {
@@ -271,6 +284,7 @@ impl NativeQueue {
             ))),
             shutdown: CancellationToken::new(),
             ready: watch::channel(None).0,
+            metrics_addr: Mutex::new(None),
         })
     }
 }
@@ -324,6 +338,7 @@ impl NativeWorker {
         };
         let run = async {
             let ready = handle.ready().await;
+            *self.metrics_addr.lock() = handle.metrics_addr();
             self.set_ready(ready.map_err(|e| to_napi(e).reason.clone()));
             handle.join().await
         };
@@ -362,6 +377,13 @@ impl NativeWorker {
             Some(Err(encoded)) => Err(napi::Error::new(Status::GenericFailure, encoded)),
             None => Err(stopped(&self.id, "stopped before it was ready")),
         }
+    }
+
+    /// Where the running worker serves `GET /metrics` (`"127.0.0.1:9100"`; the chosen port when
+    /// `metricsBind` asked for port 0), once `ready()` resolved; `null` without `metricsBind`.
+    #[napi(getter)]
+    pub fn metrics_addr(&self) -> Option<String> {
+        self.metrics_addr.lock().map(|a| a.to_string())
     }
 
     /// Whether `close()` was called.

@@ -259,6 +259,7 @@ named!(
     max_stalled_count,
     message,
     metadata_contains,
+    metrics_bind,
     name,
     namespace,
     next_poll_at_ms,

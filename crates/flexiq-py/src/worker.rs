@@ -12,6 +12,7 @@
 //! block in `wait_ready` until then; this is what makes Python's `Worker.start()` return
 //! only once jobs are being taken, and raise at once when the worker could not start.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,8 @@ struct Phase {
     ready: bool,
     /// `run` has returned.
     stopped: bool,
+    /// Where the worker serves `/metrics`, once ready (with `metrics_bind` only).
+    metrics_addr: Option<SocketAddr>,
 }
 
 /// The phase, and a condition variable `wait_ready` sleeps on.
@@ -97,6 +100,15 @@ fn dispatch(py: Python<'_>, dispatcher: &Py<PyAny>, ctx: JobContext) -> HandlerR
     }
 }
 
+/// The `metrics_bind` address: an IP and a port (`127.0.0.1:9100`, `[::1]:0`).
+fn metrics_bind(addr: &str) -> PyResult<SocketAddr> {
+    addr.parse().map_err(|_| {
+        invalid(format!(
+            "metrics_bind {addr:?} is not an address to listen on: give an IP and a port such as 127.0.0.1:9100"
+        ))
+    })
+}
+
 /// The cleaner's events trim with the worker's overrides (checked by `config.validate()`).
 fn events_trim(trim: &mut EventTrimConfig, max_len: Option<i64>, max_age_ms: Option<u64>) -> PyResult<()> {
     if let Some(n) = max_len {
@@ -116,9 +128,11 @@ impl NativeWorker {
     /// handlers may finish on shutdown (default 30 s); `lease_ms` is the job lease window; `prefetch` jobs
     /// are claimed beyond the free slots. When elected cleaner, it trims the events stream to
     /// the newest `events_max_len` events (default 10,000) and, with `events_max_age_ms`
-    /// (1,000 ms or more), to those younger than that; both need `maintenance`.
+    /// (1,000 ms or more), to those younger than that; both need `maintenance`. With
+    /// `metrics_bind` (an IP and a port; port 0 picks one) it serves Prometheus metrics at
+    /// `GET /metrics` there while it runs.
     #[new]
-    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout_ms=None, worker_id=None, lease_ms=None, maintenance=true, prefetch=None, events_max_len=None, events_max_age_ms=None))]
+    #[pyo3(signature = (queue, dispatcher, tasks, *, concurrency=8, queues=None, shutdown_timeout_ms=None, worker_id=None, lease_ms=None, maintenance=true, prefetch=None, events_max_len=None, events_max_age_ms=None, metrics_bind=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         queue: &NativeQueue,
@@ -133,6 +147,7 @@ impl NativeWorker {
         #[pyo3(from_py_with = args::prefetch)] prefetch: Option<i64>,
         #[pyo3(from_py_with = args::events_max_len)] events_max_len: Option<i64>,
         #[pyo3(from_py_with = args::events_max_age_ms)] events_max_age_ms: Option<u64>,
+        #[pyo3(from_py_with = args::metrics_bind)] metrics_bind: Option<String>,
     ) -> PyResult<Self> {
         let concurrency = u32::try_from(concurrency)
             .map_err(|_| invalid(format!("concurrency {concurrency} must be between 1 and 10000")))?;
@@ -159,6 +174,7 @@ impl NativeWorker {
         if let Some(lease) = millis(lease_ms) {
             config = config.with_lease(lease);
         }
+        config.metrics_bind = metrics_bind.as_deref().map(self::metrics_bind).transpose()?;
         config.validate().map_err(to_py_err)?;
         // Fix the id now (the runtime picks a default one), so Python can name the worker
         // before it runs.
@@ -246,6 +262,13 @@ impl NativeWorker {
         phase.ready && !phase.stopped
     }
 
+    /// Where the running worker serves `/metrics` (`"127.0.0.1:9100"`; the chosen port when
+    /// `metrics_bind` asked for port 0), once it is ready; `None` without `metrics_bind`.
+    #[getter]
+    fn metrics_addr(&self) -> Option<String> {
+        self.readiness.phase.lock().metrics_addr.map(|a| a.to_string())
+    }
+
     /// The worker's id (in the worker registry and on the jobs it claims).
     #[getter]
     fn id(&self) -> &str {
@@ -312,6 +335,7 @@ impl NativeWorker {
                                 readiness.update(|p| {
                                     p.settled = true;
                                     p.ready = r.is_ok();
+                                    p.metrics_addr = handle.metrics_addr();
                                 });
                                 break;
                             }

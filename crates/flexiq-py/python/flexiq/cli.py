@@ -1,8 +1,8 @@
 """The ``flexiq`` console script (also ``python -m flexiq``).
 
 ``flexiq worker --app module:queue [--concurrency N] [--queues a,b] [--shutdown-timeout S]
-[--lease S] [--no-maintenance]`` imports the module, finds the :class:`flexiq.Queue` in it and
-runs a worker for its registered tasks until SIGINT or SIGTERM, with the options of
+[--lease S] [--no-maintenance] [--metrics-bind IP:PORT]`` imports the module, finds the
+:class:`flexiq.Queue` in it and runs a worker for its registered tasks until SIGINT or SIGTERM, with the options of
 :meth:`flexiq.Queue.worker`. An option the worker refuses exits with code 2 and the error on
 stderr, as the Rust commands do for an invalid argument. Every other command (stats, dlq, queue, migrate, retention, settings,
 ...) is the Rust command line itself, run in-process with the same arguments and exit codes.
@@ -70,6 +70,12 @@ def _worker(argv: List[str]) -> int:
         action="store_false",
         help="never take part in the cleaner election (rescue, archival, retention run elsewhere)",
     )
+    parser.add_argument(
+        "--metrics-bind",
+        default=None,
+        metavar="IP:PORT",
+        help="serve Prometheus metrics at GET /metrics on this address while the worker runs",
+    )
     args = parser.parse_args(argv)
     queue = load_app(args.app)
     queues = [q.strip() for q in args.queues.split(",") if q.strip()] if args.queues else None
@@ -80,6 +86,7 @@ def _worker(argv: List[str]) -> int:
             shutdown_timeout=args.shutdown_timeout,
             lease=args.lease,
             maintenance=args.maintenance,
+            metrics_bind=args.metrics_bind,
         )
     except FlexiqError as e:
         print(f"flexiq worker: {e.code}: {e}", file=sys.stderr, flush=True)
@@ -87,9 +94,10 @@ def _worker(argv: List[str]) -> int:
     tasks = ", ".join(sorted(queue.tasks))
     lease = "default" if args.lease is None else f"{args.lease:g} s"
     maintenance = "on" if args.maintenance else "off"
+    metrics = "" if args.metrics_bind is None else f", metrics on {args.metrics_bind}"
     print(
         f"flexiq worker: {queue.backend} namespace {queue.namespace}, concurrency {args.concurrency}, "
-        f"lease {lease}, maintenance {maintenance}, tasks: {tasks}",
+        f"lease {lease}, maintenance {maintenance}{metrics}, tasks: {tasks}",
         flush=True,
     )
     counters = worker.run()

@@ -206,13 +206,15 @@ class Queue(
         prefetch: Optional[int] = None,
         events_max_len: Optional[int] = None,
         events_max_age: Optional[float] = None,
+        metrics_bind: Optional[str] = None,
     ) -> Worker:
         """A worker for this queue's registered tasks (see :class:`flexiq.Worker`):
         ``shutdown_timeout`` and ``lease`` (the job lease window) in seconds;
         ``maintenance=False`` keeps it out of the cleaner election; ``prefetch`` jobs are
         claimed beyond the free slots; while it is the elected cleaner it keeps the newest
         ``events_max_len`` events (default 10,000) and, with ``events_max_age`` (seconds),
-        none older."""
+        none older; with ``metrics_bind`` (``"0.0.0.0:9100"``) it serves Prometheus metrics
+        at ``GET /metrics`` while it runs."""
         return Worker(
             self,
             concurrency=concurrency,
@@ -224,6 +226,7 @@ class Queue(
             prefetch=prefetch,
             events_max_len=events_max_len,
             events_max_age=events_max_age,
+            metrics_bind=metrics_bind,
         )
 
     def run_worker(
@@ -238,6 +241,7 @@ class Queue(
         prefetch: Optional[int] = None,
         events_max_len: Optional[int] = None,
         events_max_age: Optional[float] = None,
+        metrics_bind: Optional[str] = None,
     ) -> Dict[str, int]:
         """Runs a worker in this thread until SIGINT, SIGTERM or :meth:`shutdown` (from any
         thread), then shuts down gracefully: no new claims, running jobs finish (or are
@@ -253,4 +257,5 @@ class Queue(
             prefetch=prefetch,
             events_max_len=events_max_len,
             events_max_age=events_max_age,
+            metrics_bind=metrics_bind,
         ).run()

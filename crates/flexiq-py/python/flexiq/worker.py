@@ -154,8 +154,10 @@ class Worker:
     its next job without a round trip. With ``maintenance`` (the default) it takes part in
     the cleaner election; while elected it also trims the namespace's events stream to the
     newest ``events_max_len`` events (default 10,000; 0 keeps none) and, with
-    ``events_max_age`` (s, 1 or more), drops events older than that. A worker runs once;
-    build another to run again."""
+    ``events_max_age`` (s, 1 or more), drops events older than that. With ``metrics_bind``
+    (an IP and a port such as ``"0.0.0.0:9100"``; port 0 picks a free one) it serves
+    Prometheus metrics at ``GET /metrics`` there while it runs (see :attr:`metrics_addr`). A
+    worker runs once; build another to run again."""
 
     def __init__(
         self,
@@ -170,6 +172,7 @@ class Worker:
         prefetch: Optional[int] = None,
         events_max_len: Optional[int] = None,
         events_max_age: Optional[float] = None,
+        metrics_bind: Optional[str] = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise InvalidArgument(f"concurrency {concurrency!r} must be a positive integer")
@@ -194,6 +197,8 @@ class Worker:
             extra["events_max_len"] = events_max_len
         if events_max_age is not None:
             extra["events_max_age_ms"] = _ms("events_max_age", events_max_age)
+        if metrics_bind is not None:
+            extra["metrics_bind"] = metrics_bind
         self._native = _flexiq.NativeWorker(
             queue._native,
             self._dispatcher,
@@ -222,6 +227,13 @@ class Worker:
     def ready(self) -> bool:
         """Whether the worker is running and live (registered, claiming)."""
         return self._native.ready
+
+    @property
+    def metrics_addr(self) -> Optional[str]:
+        """Where the running worker serves ``GET /metrics`` (``"127.0.0.1:9100"``; the chosen
+        port when ``metrics_bind`` asked for port 0), once it is ready; ``None`` without
+        ``metrics_bind`` or before then."""
+        return self._native.metrics_addr
 
     def _prepare(self) -> None:
         """Applies the tasks' rate limits to their queues, once per worker. Until the engine
