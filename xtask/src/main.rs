@@ -2,8 +2,13 @@
 //!
 //! `ci` is what `.ci/run` calls: format check, clippy, the services the store suites need,
 //! every Rust test (each store's conformance suite included), a five-minute soak of every store,
-//! the Python and Node suites. `soak` is the long form of the reliability checks.
+//! the Python and Node suites, and short drains through each SDK checked for stalls (the short
+//! form of `bench --drain-gaps`). `soak` is the long form of the reliability checks; `bench`
+//! also puts the SDKs (`--sdk-overhead`, `--latency`) and the peers (`--peers`) side by side.
 
+mod bench;
+mod latency;
+mod peers;
 mod services;
 mod soak;
 mod steps;
@@ -19,7 +24,7 @@ struct Cli {
     task: Task,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum BenchStore {
     Sqlite,
     Pg,
@@ -28,7 +33,8 @@ pub(crate) enum BenchStore {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Everything CI checks: fmt, clippy, services, Rust tests, a 5-minute soak, Python and Node.
+    /// Everything CI checks: fmt, clippy, services, Rust tests, a 5-minute soak, Python and Node,
+    /// short drains through each SDK checked for stalls.
     Ci,
     /// Rust tests only (starts the services the store suites need).
     Test,
@@ -49,6 +55,28 @@ enum Task {
         /// The Node SDK benchmarks.
         #[arg(long)]
         node: bool,
+        /// An awaited single enqueue through Rust, Python and Node on each store, side by side.
+        #[arg(long)]
+        sdk_overhead: bool,
+        /// Enqueue-to-handler-start at 100 jobs/s through Rust, Python and Node on each store,
+        /// with the store's round trip of the same run as the baseline.
+        #[arg(long)]
+        latency: bool,
+        /// Repeated short drains through each SDK at concurrency 1 and 8; fails when a run's
+        /// longest gap between two handler starts is over 100 ms.
+        #[arg(long)]
+        drain_gaps: bool,
+        /// flexiq beside BullMQ and huey (installed under target/peers), the same four
+        /// commands; downloads the peers, not for CI.
+        #[arg(long)]
+        peers: bool,
+        /// Jobs per run of --sdk-overhead, --latency, --drain-gaps or --peers (each has its
+        /// own default).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
+        /// Runs per figure of those benchmarks; the median is reported.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
     },
     /// The README's main job: the demo on an embedded SQLite file.
     Demo,
@@ -79,7 +107,24 @@ fn main() -> ExitCode {
         Task::Python => services::ensure().and_then(|()| steps::python()),
         Task::Node => services::ensure().and_then(|()| steps::node()),
         Task::Services => services::ensure(),
-        Task::Bench { store, py, node } => steps::bench(store, py, node),
+        Task::Bench { store, py, node, sdk_overhead, latency, drain_gaps, peers, jobs, runs } => {
+            let plan = latency::SdkPlan {
+                stores: store.map_or_else(|| bench::STORES.to_vec(), |s| vec![s]),
+                jobs,
+                runs,
+            };
+            if sdk_overhead {
+                latency::sdk_overhead(&plan)
+            } else if latency {
+                latency::latency(&plan)
+            } else if drain_gaps {
+                latency::drain_gaps(&plan)
+            } else if peers {
+                peers::peers(&plan.stores, jobs, runs)
+            } else {
+                steps::bench(store, py, node)
+            }
+        }
         Task::Demo => steps::demo(),
         Task::Dist => steps::dist(),
         Task::Docs => steps::docs(),

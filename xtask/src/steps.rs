@@ -67,7 +67,8 @@ pub(crate) fn excluding_bindings(mut args: Vec<&'static str>) -> Vec<&'static st
     args
 }
 
-/// fmt, clippy, services, Rust tests, a five-minute soak, Python, Node.
+/// fmt, clippy, services, Rust tests, a five-minute soak, Python, Node, then short drains
+/// through each SDK checked for stalls between handler starts.
 pub(crate) fn ci() -> Result<(), String> {
     let started = Instant::now();
     // A clean clone gains nothing from incremental caches, which would double the size of
@@ -83,6 +84,7 @@ pub(crate) fn ci() -> Result<(), String> {
     crate::soak::ci()?;
     python()?;
     node()?;
+    crate::latency::drain_gaps_ci()?;
     println!("\nxtask ci: every step passed in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -93,7 +95,7 @@ pub(crate) fn rust_tests() -> Result<(), String> {
     run("cargo test (Rust, all stores)", &mut cargo(&args))
 }
 
-fn venv() -> Result<PathBuf, String> {
+pub(crate) fn venv() -> Result<PathBuf, String> {
     let venv = target_dir().join("py-venv");
     if !venv.join("bin/python").exists() {
         run("python venv", Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
