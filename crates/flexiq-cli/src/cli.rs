@@ -6,7 +6,8 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    contract, dedup, dlq, events, flow, jobs, queue, retention, schedulers, settings, task, workflow,
+    contract, dashboard, dedup, dlq, events, flow, jobs, queue, retention, schedulers, settings, task,
+    workflow,
 };
 use crate::demo::DemoArgs;
 
@@ -92,6 +93,8 @@ pub enum Command {
     Settings(settings::SettingsCmd),
     /// Worker processes registered in the store and the jobs each runs now.
     Workers,
+    /// Serve the web dashboard and its JSON API; manage its password and tokens.
+    Dashboard(dashboard::DashboardArgs),
     /// Workflow runs: the job rows of a run, and cancelling a run.
     #[command(subcommand)]
     Workflow(workflow::WorkflowCmd),

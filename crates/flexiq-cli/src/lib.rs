@@ -110,6 +110,7 @@ async fn dispatch(cli: Cli) -> CliResult {
         Command::Schedulers(cmd) => commands::schedulers::run(g, cmd, out).await,
         Command::Workers => commands::workers::run(g, out).await,
         Command::Workflow(cmd) => commands::workflow::run(g, cmd, out).await,
+        Command::Dashboard(args) => commands::dashboard::run(g, args, out).await,
     }
 }
 

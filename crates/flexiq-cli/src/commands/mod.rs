@@ -1,6 +1,7 @@
 //! The operations commands, one module per command group.
 
 pub mod contract;
+pub mod dashboard;
 pub mod dedup;
 pub mod deps;
 pub mod dlq;
