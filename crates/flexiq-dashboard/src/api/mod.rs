@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod model;
 pub mod queues;
 pub mod session;
+pub mod webhooks;
 
 use axum::Router;
 use utoipa::openapi::OpenApi as OpenApiDoc;
@@ -44,6 +45,7 @@ pub const API_PREFIX: &str = "/api/v1";
         (name = "workers", description = "Live workers"),
         (name = "metrics", description = "Task metrics"),
         (name = "events", description = "The events stream"),
+        (name = "webhooks", description = "Hooks (secrets never returned) and their delivery logs"),
         (name = "auth", description = "Sessions")
     )
 )]
@@ -76,6 +78,9 @@ pub fn router() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(metrics::get_task_metrics))
         .routes(routes!(metrics::get_timeseries))
         .routes(routes!(metrics::list_events))
+        .routes(routes!(webhooks::list_webhooks))
+        .routes(routes!(webhooks::get_webhook, webhooks::put_webhook, webhooks::delete_webhook))
+        .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(session::get_session))
         .routes(routes!(session::login))
         .routes(routes!(session::logout));

@@ -7,7 +7,7 @@ use crate::auth::guard::Principal;
 use crate::state::Dashboard;
 
 /// The navigation entries: path and label.
-pub const NAV: [(&str, &str); 7] = [
+pub const NAV: [(&str, &str); 8] = [
     ("/", "Overview"),
     ("/queues", "Queues"),
     ("/jobs", "Jobs"),
@@ -15,6 +15,7 @@ pub const NAV: [(&str, &str); 7] = [
     ("/retention", "Retention"),
     ("/settings", "Settings"),
     ("/workers", "Workers"),
+    ("/webhooks", "Webhooks"),
 ];
 
 /// A full page titled `title`, with `active` the navigation path to highlight.

@@ -35,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .route("/retention", get(pages::admin::retention))
         .route("/settings", get(pages::admin::settings))
         .route("/workers", get(pages::admin::workers))
+        .route("/webhooks", get(pages::webhooks::webhooks))
         .route("/assets/{name}", get(asset))
 }
 

@@ -7,3 +7,4 @@ mod browser;
 mod fixture;
 mod openapi;
 mod pages;
+mod webhooks;

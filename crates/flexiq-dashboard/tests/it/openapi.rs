@@ -34,6 +34,9 @@ async fn every_documented_operation_is_mounted() {
             "/api/v1/metrics/timeseries",
             "/api/v1/events",
             "/api/v1/auth/login",
+            "/api/v1/webhooks",
+            "/api/v1/webhooks/{name}",
+            "/api/v1/webhooks/{name}/deliveries",
         ] {
             assert!(paths.contains_key(expected), "{expected} missing from the document");
         }
@@ -43,7 +46,8 @@ async fn every_documented_operation_is_mounted() {
             let concrete = path
                 .replace("{id}", flexiq::JobId::new().as_ref())
                 .replace("{queue}", "q1")
-                .replace("{key}", "k1");
+                .replace("{key}", "k1")
+                .replace("{name}", "n1");
             for method in ["get", "post", "put", "delete"] {
                 if item.get(method).is_none() {
                     continue;

@@ -31,6 +31,7 @@ async fn every_page_renders_and_bad_input_is_an_error_page() {
             ("/retention".into(), "id=\"preview\""),
             ("/settings".into(), "id=\"settings\""),
             ("/workers".into(), "id=\"workers\""),
+            ("/webhooks".into(), "id=\"webhooks\""),
         ] {
             let (status, body) = page(path.clone()).await;
             assert_eq!(status, 200, "{path}: {body}");

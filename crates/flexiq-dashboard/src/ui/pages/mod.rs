@@ -6,3 +6,4 @@ pub mod jobs;
 pub mod login;
 pub mod overview;
 pub mod queues;
+pub mod webhooks;
