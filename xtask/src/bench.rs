@@ -122,18 +122,7 @@ pub(crate) struct Drivers {
 pub(crate) fn build_sdks() -> Result<Drivers, String> {
     run("cargo build --release -p flexiq-bench", &mut cargo(&["build", "--release", "-p", "flexiq-bench"]))?;
     let venv = crate::steps::venv()?;
-    let py_crate = root().join("crates/flexiq-py");
-    run(
-        "maturin develop --release (flexiq Python package)",
-        Command::new(venv.join("bin/maturin"))
-            .args(["develop", "--release", "-q", "-m"])
-            .arg(py_crate.join("Cargo.toml"))
-            .env("VIRTUAL_ENV", &venv)
-            .env(
-                "PATH",
-                format!("{}:{}", venv.join("bin").display(), std::env::var("PATH").unwrap_or_default()),
-            ),
-    )?;
+    crate::steps::maturin_develop(&venv, true)?;
     let node = root().join("crates/flexiq-node");
     if !node.join("node_modules").exists() {
         run(

@@ -114,21 +114,34 @@ pub(crate) fn venv() -> Result<PathBuf, String> {
     Ok(venv)
 }
 
-/// Builds the Python package into a virtualenv and runs pytest and the stub check.
-pub(crate) fn python() -> Result<(), String> {
-    let venv = venv()?;
+/// Builds the Python package into `venv` with `maturin develop`, optimised or not.
+pub(crate) fn maturin_develop(venv: &Path, release: bool) -> Result<(), String> {
     let py_crate = root().join("crates/flexiq-py");
+    let (what, profile) = if release {
+        ("maturin develop --release (flexiq Python package)", &["--release"][..])
+    } else {
+        ("maturin develop (flexiq Python package, debug build)", &[][..])
+    };
     run(
-        "maturin develop (flexiq Python package, debug build)",
+        what,
         Command::new(venv.join("bin/maturin"))
-            .args(["develop", "-q", "-m"])
+            .arg("develop")
+            .args(profile)
+            .args(["-q", "-m"])
             .arg(py_crate.join("Cargo.toml"))
-            .env("VIRTUAL_ENV", &venv)
+            .env("VIRTUAL_ENV", venv)
             .env(
                 "PATH",
                 format!("{}:{}", venv.join("bin").display(), std::env::var("PATH").unwrap_or_default()),
             ),
-    )?;
+    )
+}
+
+/// Builds the Python package into a virtualenv and runs pytest and the stub check.
+pub(crate) fn python() -> Result<(), String> {
+    let venv = venv()?;
+    let py_crate = root().join("crates/flexiq-py");
+    maturin_develop(&venv, false)?;
     run(
         "pytest (Python SDK, all stores)",
         Command::new(venv.join("bin/python"))
