@@ -11,8 +11,8 @@ function flash(text, ok) {
   el.className = ok ? "ok" : "bad";
 }
 
-async function api(method, path, body) {
-  const headers = { "x-csrf-token": csrf() };
+async function api(method, path, body, extraHeaders) {
+  const headers = { ...extraHeaders, "x-csrf-token": csrf() };
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(path, {
     method, headers, credentials: "same-origin",
@@ -24,11 +24,12 @@ async function api(method, path, body) {
   return data;
 }
 
-async function call(el, method, path, body) {
+async function call(el, method, path, body, extraHeaders) {
   if (el.dataset.confirm && !window.confirm(el.dataset.confirm)) return;
   el.disabled = true;
+  const formError = el.form && el.form.querySelector("output.form-error");
   try {
-    const data = await api(method, path, body);
+    const data = await api(method, path, body, extraHeaders);
     if (el.dataset.go && data && data.job_id) {
       window.location = el.dataset.go.replace("{job_id}", data.job_id);
       return;
@@ -37,6 +38,7 @@ async function call(el, method, path, body) {
     window.location.reload();
   } catch (e) {
     flash(e.message, false);
+    if (formError) formError.textContent = e.message;
     el.disabled = false;
   }
 }
@@ -63,6 +65,28 @@ document.addEventListener("submit", (ev) => {
     api("POST", "/api/v1/auth/login", body)
       .then(() => { window.location = "/"; })
       .catch((e) => flash(e.message, false));
+    return;
+  }
+  if (f.dataset.webhookForm) {
+    // The fields are named as PUT /api/v1/webhooks/{name}'s body; an empty secret is left out
+    // (the stored secrets are kept), and the create form refuses to overwrite a hook.
+    ev.preventDefault();
+    const field = (n) => f.elements.namedItem(n);
+    const list = (n) => field(n).value.split(",").map((v) => v.trim()).filter(Boolean);
+    const num = (n) => (field(n).value.trim() === "" ? undefined : Number(field(n).value));
+    const body = {
+      url: field("url").value.trim(), events: list("events"), namespaces: list("namespaces"),
+      allow_private: field("allow_private").checked,
+      max_retries: num("max_retries"), timeout_secs: num("timeout_secs"),
+    };
+    const secret = field("secret").value;
+    if (secret !== "") {
+      body.secrets = [secret];
+      if (field("rotate") && field("rotate").checked) body.rotate = true;
+    }
+    const create = f.dataset.webhookForm === "create";
+    const path = "/api/v1/webhooks/" + encodeURIComponent(field("name").value.trim());
+    call(f.querySelector("button"), "PUT", path, body, create ? { "if-none-match": "*" } : undefined);
     return;
   }
   if (f.dataset.api) {

@@ -40,8 +40,8 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable snake-case code: `invalid_argument`, `not_found`, `conflict`, `unauthorized`,
-    /// `forbidden`, `read_only`, `csrf`, `payload_too_large`, `rate_limited`, `unsupported`,
-    /// `no_route`, `backend`.
+    /// `forbidden`, `read_only`, `csrf`, `precondition_failed`, `payload_too_large`,
+    /// `rate_limited`, `unsupported`, `no_route`, `backend`.
     pub code: String,
     /// One line for people.
     pub message: String,

@@ -53,7 +53,7 @@ struct ApiDoc;
 
 /// The API routes (already under `/api/v1`) and the OpenAPI document describing them.
 pub fn router() -> (Router<AppState>, OpenApiDoc) {
-    let api = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let api = OpenApiRouter::new()
         .routes(routes!(queues::get_stats))
         .routes(routes!(queues::list_queues))
         .routes(routes!(queues::get_queue))
@@ -84,5 +84,7 @@ pub fn router() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(session::get_session))
         .routes(routes!(session::login))
         .routes(routes!(session::logout));
-    OpenApiRouter::new().nest(API_PREFIX, api).split_for_parts()
+    // The document (title, description, tags) is the outer router's: nesting keeps the outer
+    // document's info and adds the nested routes' paths and schemas to it.
+    OpenApiRouter::with_openapi(ApiDoc::openapi()).nest(API_PREFIX, api).split_for_parts()
 }

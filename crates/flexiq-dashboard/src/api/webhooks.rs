@@ -6,12 +6,21 @@
 //! secrets it holds and a short SHA-256 fingerprint of each, enough to tell a rotation happened
 //! without revealing anything to sign with. The delivery log is the runtime's reader over the
 //! delivery jobs, keyset-paged like the job listing.
+//!
+//! A write may also start a secret rotation without the caller knowing the current secret
+//! (`rotate`: the newest stored secret is kept beside the new one), refuse to overwrite an
+//! existing hook (`If-None-Match: *`, what the page's create form sends), and is refused when
+//! its target resolves to a loopback or private address without `allow_private`
+//! (`flexiq::webhooks::check_target`; the delivery checks again before every attempt). The
+//! `/webhooks` page's forms call these same routes.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use flexiq::webhooks::config::{validate_hook_name, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECS};
-use flexiq::webhooks::{delete_hook, deliveries, get_hook, list_hooks, set_hook, WebhookConfig, HOOK_PREFIX};
+use flexiq::webhooks::{
+    check_target, delete_hook, deliveries, get_hook, list_hooks, set_hook, WebhookConfig, HOOK_PREFIX,
+};
 use flexiq::{Job, JobStatus};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -24,6 +33,9 @@ use crate::state::AppState;
 pub const DEFAULT_DELIVERIES: i64 = 50;
 /// Most deliveries per page.
 pub const MAX_DELIVERIES: i64 = 1_000;
+/// How long a hook write waits for its target's host to resolve before leaving it to the
+/// delivery's own check.
+const RESOLVE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Hex characters of a secret's fingerprint.
 const FINGERPRINT_HEX: usize = 8;
 
@@ -139,6 +151,12 @@ pub struct WebhookBody {
     /// One signing secret, or two while rotating, each at least 16 bytes. Absent when
     /// replacing a hook: its current secrets are kept.
     pub secrets: Option<Vec<String>>,
+    /// Start a secret rotation instead of replacing the secrets (default false): `secrets`
+    /// holds the one new secret, stored after the hook's newest current secret so deliveries
+    /// carry a signature for each until a later write leaves only the new one. The hook must
+    /// exist.
+    #[serde(default)]
+    pub rotate: bool,
     /// Allow loopback, private and link-local targets (default false).
     #[serde(default)]
     pub allow_private: bool,
@@ -148,12 +166,39 @@ pub struct WebhookBody {
     pub timeout_secs: Option<u64>,
 }
 
-/// The hook a body describes, keeping the existing hook's secrets when the body has none.
+/// The secrets after a rotation to the one secret in `given`: the newest of `current`, then it.
+fn rotated(name: &str, current: &[String], given: Vec<String>) -> ApiResult<Vec<String>> {
+    let [next]: [String; 1] = given.try_into().map_err(|g: Vec<String>| {
+        ApiError::invalid(format!(
+            "webhook {name}: rotate takes exactly one new secret in secrets, got {}",
+            g.len()
+        ))
+    })?;
+    match current.last() {
+        Some(newest) if *newest == next => Err(ApiError::invalid(format!(
+            "webhook {name}: the new secret is the hook's current secret, nothing to rotate"
+        ))),
+        Some(newest) => Ok(vec![newest.clone(), next]),
+        None => Ok(vec![next]),
+    }
+}
+
+/// The hook a body describes, keeping the existing hook's secrets when the body has none, or
+/// adding the new one beside them when it rotates.
 async fn config_of(app: &AppState, name: &str, body: WebhookBody) -> ApiResult<WebhookConfig> {
-    let secrets = match body.secrets {
-        Some(s) => s,
-        None => match get_hook(&app.queue, name).await? {
-            Some(existing) => existing.secrets,
+    let secrets = match (body.secrets, body.rotate) {
+        (Some(s), false) => s,
+        (None, true) => {
+            return Err(ApiError::invalid(format!("webhook {name}: rotate needs the new secret in secrets")))
+        }
+        (given, rotate) => match get_hook(&app.queue, name).await? {
+            Some(existing) => match given {
+                Some(given) => rotated(name, &existing.secrets, given)?,
+                None => existing.secrets,
+            },
+            None if rotate => {
+                return Err(ApiError::invalid(format!("webhook {name}: rotate needs an existing hook")))
+            }
             None => {
                 return Err(ApiError::invalid(format!("webhook {name}: secrets are required for a new hook")))
             }
@@ -170,18 +215,34 @@ async fn config_of(app: &AppState, name: &str, body: WebhookBody) -> ApiResult<W
     })
 }
 
-/// Creates or replaces a hook; 400 naming the field that is wrong.
+/// Creates or replaces a hook; 400 naming the field that is wrong (a target that resolves to
+/// a loopback or private address needs `allow_private`); 412 when `If-None-Match: *` was sent
+/// and the hook exists.
 #[utoipa::path(put, path = "/webhooks/{name}", tag = "webhooks",
-    params(("name" = String, Path, description = "Hook name: letters, digits, '-', '_', '.'")),
+    params(
+        ("name" = String, Path, description = "Hook name: letters, digits, '-', '_', '.'"),
+        ("If-None-Match" = Option<String>, Header, description = "`*`: only create, never replace")
+    ),
     request_body = WebhookBody,
-    responses((status = 200, body = WebhookView), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = WebhookView), (status = 400, body = ErrorBody), (status = 412, body = ErrorBody)))]
 pub async fn put_webhook(
     State(app): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<WebhookBody>,
 ) -> ApiResult<Json<WebhookView>> {
     validate_hook_name(&name)?;
+    let create_only = headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == b"*");
+    if create_only && app.queue.get_setting(&format!("{HOOK_PREFIX}{name}")).await?.is_some() {
+        return Err(ApiError::new(
+            StatusCode::PRECONDITION_FAILED,
+            "precondition_failed",
+            format!("webhook {name} already exists: edit or delete it instead of creating it"),
+        ));
+    }
     let cfg = config_of(&app, &name, body).await?;
+    cfg.validate(&name)?;
+    check_target(&name, &cfg.url, cfg.allow_private, RESOLVE_WAIT).await?;
     set_hook(&app.queue, &name, &cfg).await?;
     Ok(Json(WebhookView::of(&name, &cfg)))
 }

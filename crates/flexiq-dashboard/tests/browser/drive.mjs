@@ -2,7 +2,7 @@
 // way an operator would, and writes a screenshot of every page it checks.
 //
 // Inputs (environment): DASH_URL, DASH_PASSWORD, DASH_CHROMIUM, DASH_SHOTS, DASH_CHILD_JOB,
-// DASH_BULK_QUEUE, DASH_BULK_JOBS. The live-count step hands over to the test: this script
+// DASH_BULK_QUEUE, DASH_BULK_JOBS, DASH_HOOK_NAME, DASH_HOOK_URL, DASH_HOOK_SECRET. The live-count step hands over to the test: this script
 // prints "LIVE_READY" and waits for a "GO" line on stdin once the test has enqueued jobs.
 // Any failed check throws, and the process exits 1 with the reason on stderr.
 import { chromium } from "playwright-core";
@@ -106,6 +106,30 @@ try {
   await shot("job-dag");
   const parent = nodes.find((n) => n !== child);
   await Promise.all([page.waitForURL(`${base}/jobs/${parent}`), page.click(`svg#dag g.node[data-job='${parent}']`)]);
+
+  step("create a webhook");
+  const hook = env("DASH_HOOK_NAME");
+  await page.goto(`${base}/webhooks`);
+  const form = "form[data-webhook-form='create']";
+  await page.fill(`${form} [name=name]`, hook);
+  await page.fill(`${form} [name=url]`, env("DASH_HOOK_URL"));
+  await page.fill(`${form} [name=events]`, "completed, dead");
+  await page.fill(`${form} [name=secret]`, env("DASH_HOOK_SECRET"));
+  // A loopback target without allow_private: refused on the page, the form kept as typed.
+  await page.click(`${form} button[type=submit]`);
+  await page.waitForSelector(`${form} output.form-error:not(:empty)`);
+  const refused = await page.textContent(`${form} output.form-error`);
+  check(refused.includes("allow_private"), `the private target is refused with a reason: ${refused}`);
+  check(await page.isVisible("#flash.bad"), "the refusal is flashed");
+  check(!(await page.$(`tr[data-webhook='${hook}']`)), "nothing was created");
+  await page.check(`${form} [name=allow_private]`);
+  await Promise.all([page.waitForNavigation(), page.click(`${form} button[type=submit]`)]);
+  await page.waitForSelector(`tr[data-webhook='${hook}']`);
+  await page.waitForSelector("#flash.ok");
+  const listed = await page.textContent(`tr[data-webhook='${hook}']`);
+  check(listed.includes(env("DASH_HOOK_URL")) && listed.includes("completed, dead"), `the hook is listed: ${listed}`);
+  check(!(await page.content()).includes(env("DASH_HOOK_SECRET")), "the page never shows the secret");
+  await shot("webhooks");
   console.log("DONE");
 } finally {
   await browser.close();

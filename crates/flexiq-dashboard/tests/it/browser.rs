@@ -18,6 +18,9 @@ use crate::fixture::{on_sqlite, open, seed, start};
 const PASSWORD: &str = "browser test password";
 const BULK_QUEUE: &str = "bulk";
 const BULK_JOBS: usize = 5_000;
+const HOOK_NAME: &str = "loopback";
+const HOOK_URL: &str = "http://127.0.0.1:9/browser-hook";
+const HOOK_SECRET: &str = "browser-walkthrough-secret";
 
 fn run(cmd: &mut Command, what: &str) {
     let status = cmd.status().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
@@ -102,6 +105,9 @@ async fn operator_walkthrough_in_headless_chromium() {
             .env("DASH_CHILD_JOB", &seeded.child)
             .env("DASH_BULK_QUEUE", BULK_QUEUE)
             .env("DASH_BULK_JOBS", BULK_JOBS.to_string())
+            .env("DASH_HOOK_NAME", HOOK_NAME)
+            .env("DASH_HOOK_URL", HOOK_URL)
+            .env("DASH_HOOK_SECRET", HOOK_SECRET)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -135,8 +141,21 @@ async fn operator_walkthrough_in_headless_chromium() {
         assert_eq!(steps.last().map(String::as_str), Some("DONE"), "{steps:?}");
         assert!(q.paused_queues().await.unwrap().is_empty(), "resumed at the end");
         assert!(q.dead_letters(10, 0).await.unwrap().is_empty(), "the dead letter was retried");
-        for name in ["login", "overview", "overview-live", "queues-paused", "dead-letters", "jobs", "job-dag"]
-        {
+        let hook =
+            flexiq::webhooks::get_hook(&q, HOOK_NAME).await.unwrap().expect("the form created the hook");
+        assert_eq!((hook.url.as_str(), hook.allow_private), (HOOK_URL, true));
+        assert_eq!(hook.events, vec!["completed".to_string(), "dead".to_string()]);
+        assert_eq!(hook.secrets, vec![HOOK_SECRET.to_string()]);
+        for name in [
+            "login",
+            "overview",
+            "overview-live",
+            "queues-paused",
+            "dead-letters",
+            "jobs",
+            "job-dag",
+            "webhooks",
+        ] {
             let file = shots.join(format!("{name}.png"));
             let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
             assert!(size > 1_000, "screenshot {} written", file.display());

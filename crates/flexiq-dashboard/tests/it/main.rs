@@ -7,4 +7,5 @@ mod browser;
 mod fixture;
 mod openapi;
 mod pages;
+mod webhook_forms;
 mod webhooks;

@@ -21,6 +21,13 @@ async fn every_documented_operation_is_mounted() {
             serde_json::to_value(openapi()).unwrap(),
             "the served document is the generated one"
         );
+        assert_eq!(served["info"]["title"], "flexiq dashboard API", "the document's own info is served");
+        assert!(served["info"]["description"].as_str().unwrap().contains("x-csrf-token"));
+        let tags: Vec<&str> =
+            served["tags"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+        assert!(tags.contains(&"webhooks") && tags.contains(&"queues"), "{tags:?}");
+        assert!(served["components"]["schemas"]["ErrorBody"].is_object(), "the error schema is described");
+        assert!(served["components"]["schemas"]["WebhookBody"].is_object(), "route schemas are described");
         let paths = served["paths"].as_object().unwrap();
         for expected in [
             "/api/v1/stats",

@@ -31,6 +31,7 @@ pub use deliver::Delivery;
 pub use dispatch::{DispatchConfig, DispatchReport, WebhookDispatcher, DISPATCH_LEASE};
 pub use log::deliveries;
 pub use signature::{sign, verify, SIGNATURE_HEADER};
+pub use target::check_target;
 
 pub(crate) use deliver::delivery_handler;
 pub(crate) use dispatch::run_dispatcher;

@@ -9,6 +9,9 @@
 //! cannot slip past it. `allow_private` on a hook turns the check off for that hook.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use flexiq_core::ErrorKind;
 
 use crate::error::{Error, Result};
 
@@ -56,6 +59,24 @@ pub(crate) async fn resolve(hook: &str, url: &reqwest::Url, allow_private: bool)
         }
     }
     Ok(Target { host, addrs })
+}
+
+/// The check of a hook's target when the hook is written (the dashboard's forms and API), so an
+/// operator who points hook `hook` at a loopback or private address without `allow_private`
+/// hears so at once rather than from a failed delivery: refuses (`InvalidArgument` naming the
+/// hook, host and address) a URL without a host or port, or whose host resolves to a non-public
+/// address. A host that does not resolve within `wait`, or not at all, passes: the delivery
+/// resolves it again before every attempt and stays the authority.
+pub async fn check_target(hook: &str, url: &str, allow_private: bool, wait: Duration) -> Result<()> {
+    if allow_private {
+        return Ok(());
+    }
+    let url =
+        reqwest::Url::parse(url).map_err(|e| Error::invalid(format!("webhook {hook}: url {url}: {e}")))?;
+    match tokio::time::timeout(wait, resolve(hook, &url, false)).await {
+        Ok(Err(e)) if e.kind() == Some(ErrorKind::InvalidArgument) => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `ip` is a public unicast address.
@@ -147,5 +168,20 @@ mod tests {
         assert!(ok.addrs.iter().all(|a| a.ip().is_loopback() && a.port() == 9));
         let literal = reqwest::Url::parse("http://[::1]:9/").unwrap();
         assert!(resolve("v6", &literal, false).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_written_hook_is_checked_for_a_private_target() {
+        let wait = Duration::from_secs(2);
+        let e = check_target("orders", "http://127.0.0.1:9/in", false, wait).await.unwrap_err();
+        assert_eq!(e.kind(), Some(ErrorKind::InvalidArgument));
+        assert!(e.to_string().contains("webhook orders") && e.to_string().contains("allow_private"), "{e}");
+        let e = check_target("orders", "https://[::1]/in", false, wait).await.unwrap_err();
+        assert!(e.to_string().contains("::1"), "{e}");
+        let e = check_target("orders", "not a url", false, wait).await.unwrap_err();
+        assert_eq!(e.kind(), Some(ErrorKind::InvalidArgument));
+        check_target("orders", "http://127.0.0.1:9/in", true, wait).await.unwrap();
+        check_target("orders", "https://93.184.216.34/in", false, wait).await.unwrap();
+        check_target("orders", "https://no-such-host.invalid/in", false, wait).await.unwrap();
     }
 }
