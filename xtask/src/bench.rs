@@ -95,6 +95,7 @@ pub(crate) enum System {
     Node,
     BullMq,
     Huey,
+    Graphile,
 }
 
 impl System {
@@ -105,6 +106,7 @@ impl System {
             System::Node => "flexiq-node",
             System::BullMq => "bullmq",
             System::Huey => "huey",
+            System::Graphile => "graphile-worker",
         }
     }
 }
@@ -197,7 +199,7 @@ pub(crate) fn measure(
             c.arg(root().join("crates/flexiq-node/bench/driver.mjs"));
             c
         }
-        System::BullMq | System::Huey => {
+        System::BullMq | System::Huey | System::Graphile => {
             let peers = d.peers.as_ref().ok_or("the peers are not installed")?;
             crate::peers::command(peers, system)?
         }

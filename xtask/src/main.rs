@@ -66,7 +66,7 @@ enum Task {
         /// longest gap between two handler starts is over 100 ms.
         #[arg(long)]
         drain_gaps: bool,
-        /// flexiq beside BullMQ and huey (installed under target/peers), the same four
+        /// flexiq beside BullMQ, huey and graphile-worker (installed under target/peers), the same four
         /// commands; downloads the peers, not for CI.
         #[arg(long)]
         peers: bool,

@@ -1,11 +1,12 @@
-//! `cargo xtask bench --peers`: flexiq beside BullMQ and huey, driven by the same four
-//! commands on the same machine in one run. Not part of CI: it downloads the peers.
+//! `cargo xtask bench --peers`: flexiq beside BullMQ, graphile-worker and huey, driven by the
+//! same four commands on the same machine in one run. Not part of CI: it downloads the peers.
 //!
 //! The peers are installed from their registries into a throwaway folder under the target
-//! directory (`target/peers`: BullMQ with npm, huey, redis-py and psycopg with pip in a virtualenv),
-//! never into the repository; their drivers (`bench/peers/`) are copied beside them so Node
-//! resolves `bullmq` from there. BullMQ runs on Redis, huey on Redis and on SQLite
-//! (`SqliteHuey`) and on PostgreSQL (`PostgresHuey`), flexiq on all three stores through each SDK.
+//! directory (`target/peers`: BullMQ and graphile-worker with npm, huey, redis-py and psycopg
+//! with pip in a virtualenv), never into the repository; their drivers (`bench/peers/`) are
+//! copied beside them so Node resolves `bullmq` and `graphile-worker` from there. BullMQ runs on
+//! Redis, graphile-worker on PostgreSQL (its only store), huey on Redis, on SQLite (`SqliteHuey`)
+//! and on PostgreSQL (`PostgresHuey`), flexiq on all three stores through each SDK.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,18 +16,22 @@ use crate::steps::{root, run, target_dir};
 use crate::{services, BenchStore};
 
 const BULLMQ: &str = "bullmq@5";
+const GRAPHILE: &str = "graphile-worker@0.16";
 const HUEY: [&str; 3] = ["huey>=3", "redis>=5", "psycopg[binary]>=3.2"];
 
 /// Installs the peers (once; later runs reuse the folder) and returns it.
 fn install() -> Result<PathBuf, String> {
     let dir = target_dir().join("peers");
     std::fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-    if !dir.join("node_modules/bullmq").exists() {
+    let node_peers = ["bullmq", "graphile-worker"];
+    if !node_peers.iter().all(|p| dir.join("node_modules").join(p).exists()) {
         std::fs::write(dir.join("package.json"), "{\"private\": true, \"type\": \"module\"}\n")
             .map_err(|e| format!("write package.json in {}: {e}", dir.display()))?;
         run(
-            "npm install BullMQ (throwaway folder)",
-            Command::new("npm").args(["install", "--no-audit", "--no-fund", BULLMQ]).current_dir(&dir),
+            "npm install BullMQ and graphile-worker (throwaway folder)",
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", BULLMQ, GRAPHILE])
+                .current_dir(&dir),
         )?;
     }
     let venv = dir.join("venv");
@@ -39,7 +44,7 @@ fn install() -> Result<PathBuf, String> {
                 .args(HUEY),
         )?;
     }
-    for script in ["bullmq.mjs", "huey_driver.py"] {
+    for script in ["bullmq.mjs", "graphile.mjs", "huey_driver.py"] {
         let from = root().join("bench/peers").join(script);
         std::fs::copy(&from, dir.join(script)).map_err(|e| format!("copy {}: {e}", from.display()))?;
     }
@@ -52,6 +57,11 @@ pub(crate) fn command(peers: &Path, system: System) -> Result<Command, String> {
         System::BullMq => {
             let mut c = Command::new("node");
             c.arg(peers.join("bullmq.mjs"));
+            Ok(c)
+        }
+        System::Graphile => {
+            let mut c = Command::new("node");
+            c.arg(peers.join("graphile.mjs"));
             Ok(c)
         }
         System::Huey => {
@@ -67,7 +77,7 @@ fn systems(store: BenchStore) -> Vec<System> {
     let mut s = vec![System::Rust, System::Python, System::Node];
     match store {
         BenchStore::Sqlite => s.push(System::Huey),
-        BenchStore::Pg => s.push(System::Huey),
+        BenchStore::Pg => s.extend([System::Graphile, System::Huey]),
         BenchStore::Redis => s.extend([System::BullMq, System::Huey]),
     }
     s
@@ -102,13 +112,13 @@ pub(crate) fn peers(stores: &[BenchStore], jobs: Option<u64>, runs: u32) -> Resu
         }
     }
     println!("\nSide by side, {jobs} no-op jobs (latency: 500 at 100/s), median of {runs} runs");
-    print!("{:<9} {:<14}", "store", "system");
+    print!("{:<9} {:<15}", "store", "system");
     for (label, _, _) in &cmds {
         print!(" {label:>15}");
     }
     println!(" {:>15}", "latency p99");
     for (store, system, row) in table {
-        print!("{:<9} {:<14}", store_name(store), system.name());
+        print!("{:<9} {:<15}", store_name(store), system.name());
         for (i, (v, _)) in row.iter().enumerate() {
             if i == row.len() - 1 {
                 print!(" {:>12.3} ms", v);
