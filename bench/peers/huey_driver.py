@@ -1,5 +1,6 @@
 """huey: the four commands of flexiq's side-by-side harness, one JSON line each (see
-``bench/driver/src/main.rs`` for what each measures). ``cargo xtask bench --peers`` runs it
+``bench/driver/src/main.rs`` for what each measures; the timing is ``harness.py``'s, shared with
+flexiq's Python driver). ``cargo xtask bench --peers`` runs it, with ``harness.py`` beside it,
 from a throwaway virtualenv holding huey, redis-py and psycopg.
 
 The store follows the URL: ``redis://HOST:PORT?prefix=TAG`` is ``RedisHuey`` named TAG (its
@@ -17,11 +18,11 @@ import argparse
 import json
 import logging
 import sys
-import threading
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict
 from urllib.parse import parse_qs, urlparse
 
+from harness import Arrivals, Starts, harness_args, time_latency, time_singles
 from huey import Huey, PostgresHuey, RedisHuey, SqliteHuey
 
 
@@ -42,112 +43,49 @@ def open_huey(url: str) -> Huey:
     return SqliteHuey("bench", filename=path.replace("jobs.db", "huey.db"))
 
 
-def quantile(xs: List[float], q: float) -> float:
-    if not xs:
-        return 0.0
-    s = sorted(xs)
-    return s[round((len(s) - 1) * q)]
+def enqueue_single(h: Huey, a: argparse.Namespace) -> Dict[str, Any]:
+    noop = h.task(name="noop")(lambda i: None)
+    return time_singles(a.jobs, noop)
 
 
-def enqueue_single(h: Huey, a: argparse.Namespace, on_run: Callable[[int], None]) -> Dict[str, Any]:
-    noop = h.task(name="noop")(on_run)
-    calls: List[float] = []
-    t0 = time.perf_counter()
-    for i in range(a.jobs):
-        t = time.perf_counter()
-        noop(i)
-        calls.append((time.perf_counter() - t) * 1000)
-    secs = time.perf_counter() - t0
-    return {"secs": secs, "rate": a.jobs / secs, "call_p50_ms": quantile(calls, 0.5)}
-
-
-def enqueue_batch(h: Huey, a: argparse.Namespace, on_run: Callable[[int], None]) -> Dict[str, Any]:
-    out = enqueue_single(h, a, on_run)
+def enqueue_batch(h: Huey, a: argparse.Namespace) -> Dict[str, Any]:
+    out = enqueue_single(h, a)
     out["batch"] = 1
     return out
 
 
 def drain(h: Huey, a: argparse.Namespace) -> Dict[str, Any]:
-    starts: List[float] = []
-    done = threading.Event()
-    lock = threading.Lock()
-
-    def run(i: int) -> None:
-        with lock:
-            starts.append(time.perf_counter())
-            if len(starts) == a.jobs:
-                done.set()
-
-    noop = h.task(name="noop")(run)
+    starts = Starts(a.jobs)
+    noop = h.task(name="noop")(lambda i: starts.started())
     for i in range(a.jobs):
         noop(i)
     consumer = h.create_consumer(workers=a.concurrency, periodic=False)
     t0 = time.perf_counter()
     consumer.start()
-    if not done.wait(600):
-        raise SystemExit(f"drain: only {len(starts)} of {a.jobs} jobs ran in 600 s")
-    secs = time.perf_counter() - t0
+    end = starts.wait()
     consumer.stop(graceful=True)
-    starts.sort()
-    gap = max((b - x for x, b in zip(starts, starts[1:])), default=0.0)
-    return {"secs": secs, "rate": a.jobs / secs, "concurrency": a.concurrency, "max_gap_ms": gap * 1000}
+    return starts.result(t0, end, a.concurrency)
 
 
 def latency(h: Huey, a: argparse.Namespace) -> Dict[str, Any]:
-    sent: List[float] = [0.0] * a.jobs
-    waits: List[float] = []
-    done = threading.Event()
-
-    def run(i: int) -> None:
-        waits.append((time.perf_counter() - sent[i]) * 1000)
-        if len(waits) == a.jobs:
-            done.set()
-
-    noop = h.task(name="noop")(run)
+    seen = Arrivals(a.jobs)
+    noop = h.task(name="noop")(seen.arrived)
     consumer = h.create_consumer(workers=1, periodic=False)
     consumer.start()
     time.sleep(0.2)
-    calls: List[float] = []
-    every = 1.0 / a.rate
-    t0 = time.perf_counter()
-    for i in range(a.jobs):
-        pause = t0 + i * every - time.perf_counter()
-        if pause > 0:
-            time.sleep(pause)
-        t = time.perf_counter()
-        sent[i] = t
-        noop(i)
-        calls.append((time.perf_counter() - t) * 1000)
-    if not done.wait(120):
-        raise SystemExit(f"latency: only {len(waits)} of {a.jobs} jobs ran")
+    out = time_latency(a, seen, noop)
     consumer.stop(graceful=True)
-    return {
-        "rate": a.rate,
-        "p50_ms": quantile(waits, 0.5),
-        "p99_ms": quantile(waits, 0.99),
-        "enqueue_p50_ms": quantile(calls, 0.5),
-    }
+    return out
+
+
+COMMANDS = {"enqueue-single": enqueue_single, "enqueue-batch": enqueue_batch, "drain": drain, "latency": latency}
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("command", choices=["enqueue-single", "enqueue-batch", "drain", "latency"])
-    p.add_argument("url")
-    p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--batch", type=int, default=1_000)
-    p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--rate", type=float, default=100.0)
-    a = p.parse_args()
+    a = harness_args(__doc__.split("\n\n")[0])
     logging.getLogger("huey").setLevel(logging.WARNING)
     h = open_huey(a.url)
-    if a.command == "enqueue-single":
-        out = enqueue_single(h, a, lambda i: None)
-    elif a.command == "enqueue-batch":
-        out = enqueue_batch(h, a, lambda i: None)
-    elif a.command == "drain":
-        out = drain(h, a)
-    else:
-        out = latency(h, a)
+    out = COMMANDS[a.command](h, a)
     store = urlparse(a.url).scheme if "://" in a.url else "sqlite"
     out.update({"system": "huey", "store": store, "command": a.command, "jobs": a.jobs})
     print(json.dumps(out), flush=True)

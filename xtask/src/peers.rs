@@ -44,7 +44,7 @@ fn install() -> Result<PathBuf, String> {
                 .args(HUEY),
         )?;
     }
-    for script in ["harness.mjs", "bullmq.mjs", "graphile.mjs", "huey_driver.py"] {
+    for script in ["harness.mjs", "bullmq.mjs", "graphile.mjs", "harness.py", "huey_driver.py"] {
         let from = root().join("bench/peers").join(script);
         std::fs::copy(&from, dir.join(script)).map_err(|e| format!("copy {}: {e}", from.display()))?;
     }

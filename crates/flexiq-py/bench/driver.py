@@ -9,6 +9,8 @@ each (the Rust driver ``flexiq-bench`` and the peers in ``bench/peers`` answer t
 - ``latency``: an idle, started worker; jobs enqueued at ``--rate`` per second; from just before
   ``delay()`` to the handler's first line (p50, p99), and the median ``delay()`` call.
 
+The timing is ``bench/peers/harness.py``'s, shared with the peers' Python driver.
+
 Usage: ``python driver.py COMMAND URL [--jobs N] [--batch B] [--concurrency C] [--rate R]``.
 The caller isolates and cleans up the store the URL names.
 """
@@ -18,19 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import time
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict
 
 from flexiq import Queue
 
-
-def quantile(xs: List[float], q: float) -> float:
-    """The value at quantile ``q`` of ``xs`` (nearest rank); 0 for no values."""
-    if not xs:
-        return 0.0
-    s = sorted(xs)
-    return s[round((len(s) - 1) * q)]
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "peers"))
+from harness import Arrivals, Starts, harness_args, time_latency, time_singles  # noqa: E402
 
 
 def backend(url: str) -> str:
@@ -47,15 +44,7 @@ def fill(q: Queue, jobs: int, batch: int) -> None:
 
 def enqueue_single(q: Queue, a: argparse.Namespace) -> Dict[str, Any]:
     noop = q.task(name="noop")(lambda i: None)
-    delay = noop.delay
-    calls: List[float] = []
-    t0 = time.perf_counter()
-    for i in range(a.jobs):
-        t = time.perf_counter()
-        delay(i)
-        calls.append((time.perf_counter() - t) * 1000)
-    secs = time.perf_counter() - t0
-    return {"secs": secs, "rate": a.jobs / secs, "call_p50_ms": quantile(calls, 0.5)}
+    return time_singles(a.jobs, noop.delay)
 
 
 def enqueue_batch(q: Queue, a: argparse.Namespace) -> Dict[str, Any]:
@@ -67,78 +56,39 @@ def enqueue_batch(q: Queue, a: argparse.Namespace) -> Dict[str, Any]:
 
 def drain(q: Queue, a: argparse.Namespace) -> Dict[str, Any]:
     fill(q, a.jobs, a.batch)
-    starts: List[float] = []
-    done = threading.Event()
-    lock = threading.Lock()
+    starts = Starts(a.jobs)
 
     @q.task(name="noop")
     def noop(i: int) -> None:
-        with lock:
-            starts.append(time.perf_counter())
-            if len(starts) == a.jobs:
-                done.set()
+        starts.started()
 
     worker = q.worker(concurrency=a.concurrency, maintenance=False)
     t0 = time.perf_counter()
     worker.start()
-    if not done.wait(600):
-        raise SystemExit(f"drain: only {len(starts)} of {a.jobs} jobs ran in 600 s")
-    secs = time.perf_counter() - t0
+    end = starts.wait()
     worker.stop()
-    starts.sort()
-    gap = max((b - x for x, b in zip(starts, starts[1:])), default=0.0)
-    return {"secs": secs, "rate": a.jobs / secs, "concurrency": a.concurrency, "max_gap_ms": gap * 1000}
+    return starts.result(t0, end, a.concurrency)
 
 
 def latency(q: Queue, a: argparse.Namespace) -> Dict[str, Any]:
-    if not a.rate > 0:
-        raise SystemExit(f"rate {a.rate} must be a positive number of jobs per second")
-    sent: List[float] = [0.0] * a.jobs
-    waits: List[float] = []
-    done = threading.Event()
+    seen = Arrivals(a.jobs)
 
     @q.task(name="noop")
     def noop(i: int) -> None:
-        waits.append((time.perf_counter() - sent[i]) * 1000)
-        if len(waits) == a.jobs:
-            done.set()
+        seen.arrived(i)
 
     worker = q.worker(concurrency=1, maintenance=False)
     worker.start()
-    calls: List[float] = []
-    every = 1.0 / a.rate
-    t0 = time.perf_counter()
-    for i in range(a.jobs):
-        pause = t0 + i * every - time.perf_counter()
-        if pause > 0:
-            time.sleep(pause)
-        t = time.perf_counter()
-        sent[i] = t
-        noop.delay(i)
-        calls.append((time.perf_counter() - t) * 1000)
-    if not done.wait(120):
-        raise SystemExit(f"latency: only {len(waits)} of {a.jobs} jobs ran")
+    out = time_latency(a, seen, noop.delay)
     worker.stop()
-    return {
-        "rate": a.rate,
-        "p50_ms": quantile(waits, 0.5),
-        "p99_ms": quantile(waits, 0.99),
-        "enqueue_p50_ms": quantile(calls, 0.5),
-    }
+    return out
 
 
 COMMANDS = {"enqueue-single": enqueue_single, "enqueue-batch": enqueue_batch, "drain": drain, "latency": latency}
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("command", choices=sorted(COMMANDS))
-    p.add_argument("url")
-    p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--batch", type=int, default=1_000)
-    p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--rate", type=float, default=100.0)
-    a = p.parse_args()
+    a = harness_args(__doc__.split("\n\n")[0])
     q = Queue(url=a.url)
     out = COMMANDS[a.command](q, a)
     q.close()
