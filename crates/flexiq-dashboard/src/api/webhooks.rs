@@ -183,26 +183,22 @@ fn rotated(name: &str, current: &[String], given: Vec<String>) -> ApiResult<Vec<
     }
 }
 
-/// The hook a body describes, keeping the existing hook's secrets when the body has none, or
+/// The hook a body describes, keeping the `existing` hook's secrets when the body has none, or
 /// adding the new one beside them when it rotates.
-async fn config_of(app: &AppState, name: &str, body: WebhookBody) -> ApiResult<WebhookConfig> {
-    let secrets = match (body.secrets, body.rotate) {
-        (Some(s), false) => s,
-        (None, true) => {
+fn config_of(name: &str, body: WebhookBody, existing: Option<WebhookConfig>) -> ApiResult<WebhookConfig> {
+    let secrets = match (body.secrets, body.rotate, existing) {
+        (Some(s), false, _) => s,
+        (None, true, _) => {
             return Err(ApiError::invalid(format!("webhook {name}: rotate needs the new secret in secrets")))
         }
-        (given, rotate) => match get_hook(&app.queue, name).await? {
-            Some(existing) => match given {
-                Some(given) => rotated(name, &existing.secrets, given)?,
-                None => existing.secrets,
-            },
-            None if rotate => {
-                return Err(ApiError::invalid(format!("webhook {name}: rotate needs an existing hook")))
-            }
-            None => {
-                return Err(ApiError::invalid(format!("webhook {name}: secrets are required for a new hook")))
-            }
-        },
+        (Some(given), true, Some(existing)) => rotated(name, &existing.secrets, given)?,
+        (None, false, Some(existing)) => existing.secrets,
+        (Some(_), true, None) => {
+            return Err(ApiError::invalid(format!("webhook {name}: rotate needs an existing hook")))
+        }
+        (None, false, None) => {
+            return Err(ApiError::invalid(format!("webhook {name}: secrets are required for a new hook")))
+        }
     };
     Ok(WebhookConfig {
         url: body.url,
@@ -233,14 +229,15 @@ pub async fn put_webhook(
 ) -> ApiResult<Json<WebhookView>> {
     validate_hook_name(&name)?;
     let create_only = headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == b"*");
-    if create_only && app.queue.get_setting(&format!("{HOOK_PREFIX}{name}")).await?.is_some() {
+    let existing = get_hook(&app.queue, &name).await?;
+    if create_only && existing.is_some() {
         return Err(ApiError::new(
             StatusCode::PRECONDITION_FAILED,
             "precondition_failed",
             format!("webhook {name} already exists: edit or delete it instead of creating it"),
         ));
     }
-    let cfg = config_of(&app, &name, body).await?;
+    let cfg = config_of(&name, body, existing)?;
     cfg.validate(&name)?;
     check_target(&name, &cfg.url, cfg.allow_private, RESOLVE_WAIT).await?;
     set_hook(&app.queue, &name, &cfg).await?;
