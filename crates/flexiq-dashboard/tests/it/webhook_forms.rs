@@ -147,6 +147,26 @@ async fn suite(url: String) {
     }
     assert!(!page(&b, &run.url("/webhooks")).await.contains("data-webhook=\"bad\""));
 
+    // A rotation takes exactly one new secret, for a hook that exists; refused, it writes nothing.
+    let moved_url = "http://127.0.0.1:9/moved";
+    for (name, body, says) in [
+        (
+            "orders",
+            json!({"url": moved_url, "secrets": [SECRET, NEXT_SECRET], "rotate": true, "allow_private": true}),
+            "exactly one",
+        ),
+        ("orders", json!({"url": moved_url, "rotate": true, "allow_private": true}), "needs the new secret"),
+        ("bad", form_body(HOOK_URL, "", SECRET, true, true), "existing hook"),
+    ] {
+        let r = submit(&b, &base, Some(&csrf), name, false, &body).await;
+        assert_eq!(r.status(), 400, "{body}");
+        let e: Value = r.json().await.unwrap();
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("webhook {name}")) && message.contains(says), "{body}: {message}");
+    }
+    assert_eq!(get_hook(&run.queue, "orders").await.unwrap().unwrap().secrets, vec![NEXT_SECRET.to_string()]);
+    assert!(get_hook(&run.queue, "bad").await.unwrap().is_none());
+
     // Delete.
     let r = b.delete(run.url("/api/v1/webhooks/orders")).header("x-csrf-token", &csrf).send().await.unwrap();
     assert_eq!(r.status(), 204);
