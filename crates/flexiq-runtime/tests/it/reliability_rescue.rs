@@ -178,6 +178,30 @@ async fn leader_pid(q: &Queue) -> Option<u32> {
     lease.holder.strip_prefix("child-")?.parse().ok()
 }
 
+/// Sends `pid` SIGSTOP. With an SQLite file, only at a moment the process holds no write lock
+/// on it: nothing can take that lock back from a stopped process, so one frozen inside a write
+/// transaction stops every writer of the file until it runs again. That is SQLite's limit, not
+/// the rescue's, so the freeze is retried (SIGCONT, a pause, SIGSTOP) until a write from here
+/// can start.
+async fn freeze_outside_a_write(pid: u32, sqlite_file: Option<&Path>) {
+    let signal = |sig: &str| {
+        let sent = Command::new("kill").args([sig, &pid.to_string()]).status().unwrap();
+        assert!(sent.success(), "{sig} to child {pid}");
+    };
+    for _ in 0..100 {
+        signal("-STOP");
+        let Some(file) = sqlite_file else { return };
+        let conn = rusqlite::Connection::open(file).unwrap();
+        conn.busy_timeout(Duration::from_millis(200)).unwrap();
+        if conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK").is_ok() {
+            return;
+        }
+        signal("-CONT");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("child {pid} held the write lock of {sqlite_file:?} at each of 100 freezes");
+}
+
 async fn a_frozen_cleaner_holds_back_rescue_only_briefly(b: Backend) {
     let q = b.queue().clone();
     let job = q.enqueue("hold", b"{}".to_vec(), EnqueueOptions::default()).await.unwrap();
@@ -188,8 +212,7 @@ async fn a_frozen_cleaner_holds_back_rescue_only_briefly(b: Backend) {
         running && leader_pid(&q).await == Some(pid)
     })
     .await;
-    let stopped = Command::new("kill").args(["-STOP", &pid.to_string()]).status().unwrap();
-    assert!(stopped.success(), "SIGSTOP to child {pid}");
+    freeze_outside_a_write(pid, b.url().strip_prefix("sqlite://").map(Path::new)).await;
 
     // Another worker with the default cleaner settings, started after the freeze.
     let mut other = Worker::new(q.clone(), WorkerConfig::default().with_lease(LEASE)).unwrap();
