@@ -97,6 +97,16 @@ impl Conn {
             .map_err(|e| error::pg("begin", e))
     }
 
+    /// Sends `BEGIN` for a transaction whose statements run on their cached generic plans
+    /// (see [`Conn::begin_relaxed_generic`]) and whose commit waits for the WAL flush.
+    pub(crate) async fn begin_generic(&self) -> Result<()> {
+        self.in_tx.store(true, Ordering::Relaxed);
+        self.client()
+            .batch_execute("BEGIN; SET LOCAL plan_cache_mode TO force_generic_plan")
+            .await
+            .map_err(|e| error::pg("begin", e))
+    }
+
     /// Sends `COMMIT`.
     pub(crate) async fn commit(&self) -> Result<()> {
         self.client().batch_execute("COMMIT").await.map_err(|e| error::pg("commit", e))?;

@@ -37,10 +37,10 @@ impl PgStore {
             vec![&ns, &req.queues, &req.now, &n, &st, &step, &req.workers, &workflows, &versions];
         let cap = req.group_cap.map(i64::from);
         let statement = match &cap {
-            None => best_free_sql(),
+            None => best_free_sql(false),
             Some(cap) => {
                 params.push(cap);
-                fair_free_sql()
+                fair_free_sql(false)
             }
         };
         self.explain(&format!("EXPLAIN {}", self.sql(&statement)), &params).await

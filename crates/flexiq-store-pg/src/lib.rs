@@ -67,6 +67,7 @@ mod workflow;
 mod workflow_ack_claim;
 mod workflow_claim;
 mod workflow_claim_free;
+mod workflow_complete_claim;
 
 pub use options::{PgOptions, DEFAULT_SCHEMA};
 pub use store::PgStore;

@@ -20,6 +20,7 @@ use crate::apply::Effects;
 use crate::claim_free::{claimed_from_rows, limited_seen};
 use crate::error::pg;
 use crate::store::PgStore;
+use crate::workflow_complete_claim::Completes;
 
 const WHAT: &str = "ack and fair claim";
 
@@ -37,6 +38,10 @@ impl PgStore {
             let claimed = self.claim_fair_jobs(claim).await;
             return Ok(AckClaimFairReply { outcomes, claimed });
         }
+        if let Some(completes) = Completes::of(&acks, now)? {
+            let (outcomes, claimed) = self.complete_and_claim(acks, completes, claim).await?;
+            return Ok(AckClaimFairReply { outcomes, claimed });
+        }
         let c = self.conn().await?;
         let mut fx = Effects::default();
         let (outcomes, rows) = c
@@ -50,7 +55,7 @@ impl PgStore {
                 // Prepared, so that it goes out in the claim's flight as one message ahead of it.
                 let generic = c.prep(WHAT, "SET LOCAL plan_cache_mode TO force_generic_plan").await?;
                 let generic = async { c.execute(&generic, &[]).await.map(|_| ()).map_err(|e| pg(WHAT, e)) };
-                let rows = self.free_flight(&c, &claim, generic).await?;
+                let rows = self.free_flight(&c, &claim, None, generic).await?;
                 Ok((outcomes, rows))
             })
             .await?;

@@ -40,6 +40,7 @@ use crate::error::pg;
 use crate::row::job_cols;
 use crate::store::PgStore;
 use crate::workflow_claim::{fair_lock_key, served, GROUP};
+use crate::workflow_complete_claim::{completes_sql, Completes};
 
 /// Whether a requested, unpaused queue has limits (`lim.limited`), and the requested queues
 /// without limits (`qs`, none when one has limits).
@@ -73,10 +74,10 @@ fn write_claims() -> String {
 
 /// The best `$4` jobs without fairness. Parameters: `$1` namespace, `$2` queues, `$3` now,
 /// `$4` workers, `$5`/`$6` the claim's status and attempt step, `$7` worker ids, `$8`/`$9`
-/// served pairs.
-pub(crate) fn best_free_sql() -> String {
+/// served pairs; with `completes`, the completions of `completes_sql` from `$10`.
+pub(crate) fn best_free_sql(completes: bool) -> String {
     format!(
-        "WITH {lim}, \
+        "WITH {lim}, {done}\
          c AS (SELECT j.id, j.status AS st0, j.attempt AS at0, j.claim_seq AS seq0, \
               (row_number() OVER (ORDER BY j.priority DESC, j.run_at, j.id))::int4 AS n \
             FROM qs CROSS JOIN LATERAL \
@@ -84,11 +85,25 @@ pub(crate) fn best_free_sql() -> String {
                ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED) AS j \
             ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4), \
          {write} \
-         SELECT u.*, lim.limited FROM lim LEFT JOIN u ON true ORDER BY u.n",
+         {out}",
         lim = LIMITED,
+        done = completes_prefix(completes.then_some(10)),
         claimable = claimable(),
         write = write_claims(),
+        out = output(completes),
     )
+}
+
+/// The completion CTEs (and a separating comma) when the statement completes jobs from `$p`.
+fn completes_prefix(p: Option<u32>) -> String {
+    p.map(|p| format!("{}, ", completes_sql(p))).unwrap_or_default()
+}
+
+/// The statement's rows: the claimed jobs in pick order (or one row without a job), then,
+/// when it completes jobs, the ids it completed, then whether an eligible queue has limits.
+fn output(completes: bool) -> String {
+    let acked = if completes { "(SELECT array_agg(d.id) FROM done d) AS acked, " } else { "" };
+    format!("SELECT u.*, {acked}lim.limited FROM lim LEFT JOIN u ON true ORDER BY u.n")
 }
 
 /// The first group of the eligible queues after `after` (an SQL expression; `None`: the first
@@ -102,16 +117,29 @@ fn next_group(after: Option<&str>) -> String {
     )
 }
 
-/// Up to `$4` jobs, round-robin over groups below cap `$10` (parameters as [`best_free_sql`]),
-/// moving the namespace's cursor to the last pick's group. Each walk step's lookups sit in
-/// `OFFSET 0` subqueries so that the planner keeps them apart: pulled up, each would be
-/// evaluated again wherever its result is used.
-pub(crate) fn fair_free_sql() -> String {
+/// Up to `$4` jobs, round-robin over groups below cap `$10` (parameters as [`best_free_sql`],
+/// the completions from `$11`), moving the namespace's cursor to the last pick's group. Each
+/// walk step's lookups sit in `OFFSET 0` subqueries so that the planner keeps them apart:
+/// pulled up, each would be evaluated again wherever its result is used. The jobs the
+/// statement completes still read as running in its snapshot, so they leave the counts here.
+pub(crate) fn fair_free_sql(completes: bool) -> String {
     let first = next_group(None);
+    let running = format!(
+        "SELECT {GROUP} AS k, count(*) AS n FROM {{S}}.jobs j \
+         WHERE j.namespace = $1 AND j.queue = ANY($2::text[]) AND j.status = 1 GROUP BY 1"
+    );
+    let busy = if completes {
+        format!(
+            "SELECT b.k, sum(b.n)::int8 AS n FROM ({running} \
+               UNION ALL SELECT d.k, -count(*) FROM done d WHERE d.queue = ANY($2::text[]) GROUP BY 1) AS b \
+             GROUP BY 1"
+        )
+    } else {
+        running
+    };
     format!(
-        "WITH RECURSIVE {lim}, \
-         busy AS MATERIALIZED (SELECT {GROUP} AS k, count(*) AS n FROM {{S}}.jobs j \
-            WHERE j.namespace = $1 AND j.queue = ANY($2::text[]) AND j.status = 1 GROUP BY 1), \
+        "WITH RECURSIVE {lim}, {done}\
+         busy AS MATERIALIZED ({busy}), \
          cur AS (SELECT (SELECT f.group_key FROM {{S}}.fair_cursors f WHERE f.namespace = $1) COLLATE \"C\" AS k), \
          walk(pos, k, wrapped, found, avail) AS ( \
              SELECT 0, cur.k, cur.k IS NULL, 0::int8, 0::int8 FROM cur \
@@ -146,11 +174,13 @@ pub(crate) fn fair_free_sql() -> String {
          moved AS (INSERT INTO {{S}}.fair_cursors (namespace, group_key) \
             SELECT $1, c.grp FROM c ORDER BY c.n DESC LIMIT 1 \
             ON CONFLICT (namespace) DO UPDATE SET group_key = excluded.group_key) \
-         SELECT u.*, lim.limited FROM lim LEFT JOIN u ON true ORDER BY u.n",
+         {out}",
         lim = LIMITED,
+        done = completes_prefix(completes.then_some(11)),
         after = next_group(Some("w.k")),
         claimable = claimable(),
         write = write_claims(),
+        out = output(completes),
     )
 }
 
@@ -159,7 +189,7 @@ impl PgStore {
     /// an eligible queue has limits: nothing was claimed and the transactional path must run.
     pub(crate) async fn claim_fair_free(&self, req: &ClaimFairRequest) -> Result<Option<Vec<ClaimedJob>>> {
         let c = self.conn().await?;
-        let rows = c.tx_lazy(self.free_flight(&c, req, c.begin_relaxed_generic())).await?;
+        let rows = c.tx_lazy(self.free_flight(&c, req, None, c.begin_relaxed_generic())).await?;
         if limited_seen(&rows) {
             return Ok(None);
         }
@@ -167,12 +197,14 @@ impl PgStore {
     }
 
     /// Sends `opening` (the transaction's `BEGIN`, or a setting of one already open), the
-    /// namespace's advisory lock when `req` has a cap, the claim statement and `COMMIT` in one
-    /// flight on `c`; returns the statement's rows (see [`limited_seen`]).
+    /// namespace's advisory lock when `req` has a cap, the claim statement (completing
+    /// `completes` first, see `workflow_complete_claim.rs`) and `COMMIT` in one flight on `c`;
+    /// returns the statement's rows (see [`limited_seen`]).
     pub(crate) async fn free_flight(
         &self,
         c: &Conn,
         req: &ClaimFairRequest,
+        completes: Option<&Completes>,
         opening: impl std::future::Future<Output = Result<()>>,
     ) -> Result<Vec<Row>> {
         let (st, step) = claim_effect(req.now)?;
@@ -186,13 +218,16 @@ impl PgStore {
         let mut params: Vec<&(dyn ToSql + Sync)> =
             vec![&ns, &req.queues, &req.now, &n, &st, &step, &req.workers, &workflows, &versions];
         let (stmt, lock) = match &cap {
-            None => (c.prep(what, &self.sql(&best_free_sql())).await?, None),
+            None => (c.prep(what, &self.sql(&best_free_sql(completes.is_some()))).await?, None),
             Some(cap) => {
                 params.push(cap);
                 let lock = c.prep(what, "SELECT pg_advisory_xact_lock($1)").await?;
-                (c.prep(what, &self.sql(&fair_free_sql())).await?, Some(lock))
+                (c.prep(what, &self.sql(&fair_free_sql(completes.is_some()))).await?, Some(lock))
             }
         };
+        if let Some(done) = completes {
+            params.extend(done.params());
+        }
         let key = fair_lock_key(self.schema(), ns);
         let (_, _, rows, _) = futures::try_join!(
             opening,
@@ -224,13 +259,15 @@ mod tests {
 
     #[test]
     fn each_statement_uses_every_parameter_it_is_given() {
-        assert_eq!(params(&best_free_sql()), (1..=9).collect());
-        assert_eq!(params(&fair_free_sql()), (1..=10).collect());
+        assert_eq!(params(&best_free_sql(false)), (1..=9).collect());
+        assert_eq!(params(&fair_free_sql(false)), (1..=10).collect());
+        assert_eq!(params(&best_free_sql(true)), (1..=14).collect());
+        assert_eq!(params(&fair_free_sql(true)), (1..=15).collect());
     }
 
     #[test]
     fn only_the_capped_claim_takes_the_cursor_and_moves_it() {
-        assert!(fair_free_sql().contains("fair_cursors"));
-        assert!(!best_free_sql().contains("fair_cursors"));
+        assert!(fair_free_sql(false).contains("fair_cursors"));
+        assert!(!best_free_sql(true).contains("fair_cursors"));
     }
 }

@@ -3,11 +3,14 @@
 //! must answer exactly as the two calls one after the other would: one outcome per ack, a
 //! superseded ack changing nothing, and a claim that counts the running jobs the acks ended.
 
-use flexiq_core::store::{Ack, AckClaimFairRequest, AckKind, AckRequest, ClaimFairRequest};
+use flexiq_core::events::EventKind;
+use flexiq_core::store::{
+    Ack, AckClaimFairRequest, AckKind, AckRequest, ClaimFairRequest, GetMetricsRequest, ReadEventsRequest,
+};
 use flexiq_core::{AckOutcome, ClaimedJob, ErrorKind, Fence, JobStatus, Store};
 
 use super::workflow_kit::{claim_fair_batch, fair, grouped, take_fair, totals, upsert};
-use crate::fixtures::{at, get, now, open};
+use crate::fixtures::{at, get, job, job_after, now, open, put, take};
 use crate::Harness;
 
 fn completes(c: &ClaimedJob) -> Ack {
@@ -145,6 +148,67 @@ pub async fn workflow_ack_claim_matches_ack_then_claim(h: &dyn Harness) {
     assert_eq!(stages(&jn), stages(&an), "the rotation moved alike");
 }
 
+/// A call whose acks are all completions writes what the same completions acked alone write:
+/// the result, a success metric and a `completed` event per job, the dependents of a job
+/// released; an ack of a job of another namespace is superseded and leaves that job running.
+pub async fn workflow_ack_claim_completions_write_what_acks_write(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let other = open(h, "other").await;
+    let parent = put(&*s, job("parent", ""), now()).await;
+    let child = put(&*s, job_after("child", &[&parent]), now()).await;
+    let p = take(&*s, 1, now()).await.pop().expect("the parent is the one pending job");
+    assert_eq!(p.job.id, parent);
+    upsert(&*s, vec![grouped("r", "a", "g"), grouped("r", "b", "g")], now()).await;
+    let a = claim_fair_batch(&*s, fair(None, now())).await.pop().expect("stage a is ready");
+    upsert(&*other, vec![grouped("r", "x", "g")], now()).await;
+    let x = claim_fair_batch(&*other, fair(None, now())).await.pop().expect("stage x is ready");
+    let acks = vec![
+        Ack {
+            job_id: p.job.id.clone(),
+            fence: p.fence,
+            kind: AckKind::Complete { result: Some(b"r".to_vec()) },
+        },
+        completes(&a),
+        completes(&x),
+    ];
+    let (outcomes, claimed) = ack_and_claim(&*s, acks, fair(None, at(10))).await;
+    assert_eq!(outcomes, vec![AckOutcome::Acknowledged, AckOutcome::Acknowledged, AckOutcome::Superseded]);
+    assert_eq!(stages(&claimed), vec!["b".to_string()]);
+    let pj = get(&*s, &parent).await;
+    assert_eq!(
+        (pj.status, pj.result.as_deref(), pj.worker_id),
+        (JobStatus::Completed, Some(&b"r"[..]), None)
+    );
+    assert_eq!(get(&*s, &child).await.status, JobStatus::Pending, "child {child} is released");
+    let aj = get(&*s, &a.job.id).await;
+    assert_eq!((aj.status, aj.finished_at, aj.worker_id), (JobStatus::Completed, Some(at(10)), None));
+    assert_eq!(
+        get(&*other, &x.job.id).await.status,
+        JobStatus::Running,
+        "job {} is another namespace's",
+        x.job.id
+    );
+    let metrics = s.get_metrics(GetMetricsRequest { since_ms: 0, task: None }).await.unwrap();
+    for id in [&parent, &a.job.id] {
+        let rows: Vec<_> = metrics.iter().filter(|m| m.job_id == id.as_str()).collect();
+        assert_eq!(rows.len(), 1, "one metric row for job {id}: {metrics:?}");
+        assert!(rows[0].success && rows[0].attempt == 1, "job {id}: {:?}", rows[0]);
+    }
+    let events = s.read_events(ReadEventsRequest { after: None, block_ms: 0, limit: 1_000 }).await.unwrap();
+    for id in [&parent, &a.job.id] {
+        let done = events
+            .iter()
+            .filter(|e| e.job_id.as_deref() == Some(id.as_str()) && e.kind == EventKind::Completed)
+            .count();
+        assert_eq!(done, 1, "one completed event for job {id}: {events:#?}");
+    }
+    assert!(
+        !events.iter().any(|e| e.job_id.as_deref() == Some(x.job.id.as_str())),
+        "no event for job {}",
+        x.job.id
+    );
+}
+
 /// Without acks the joint call is a fair claim; a job acked twice in one call, or a claim the
 /// fair claim refuses, is `InvalidArgument` and nothing is written.
 pub async fn workflow_ack_claim_checks_its_request(h: &dyn Harness) {
@@ -173,6 +237,7 @@ macro_rules! __cases_workflow_ack_claim {
             workflow_ack_claim::workflow_ack_claim_answers_each_ack_and_a_stale_one_changes_nothing,
             workflow_ack_claim::workflow_ack_claim_sees_the_capacity_the_acks_freed,
             workflow_ack_claim::workflow_ack_claim_matches_ack_then_claim,
+            workflow_ack_claim::workflow_ack_claim_completions_write_what_acks_write,
             workflow_ack_claim::workflow_ack_claim_checks_its_request,
         );
     };

@@ -1,0 +1,191 @@
+//! Fenced completions and a fair claim in one statement, sent in one flight.
+//!
+//! Hosts that claim ahead send each completion with the claim of their next job, and the
+//! runtime joins the hosts of a process into one call (`ack_and_claim_fair`). Taken apart, such
+//! a call costs three flights: the acks' rows locked and judged, their write, and the claim
+//! with `COMMIT`. When every ack is a completion (the host loop's common case), the state
+//! machine's answer is known without reading the rows: a plain completion
+//! (`Next::is_plain_completion`) if the fence still names the running attempt, else nothing.
+//! So the fence check is the `UPDATE`'s own condition, and the completion, its metric rows and
+//! the claim are data-modifying parts of one statement, sent with `BEGIN` and `COMMIT`. The
+//! row triggers of `jobs` (counts, events) fire once for both updates, over all their rows.
+//!
+//! The statement completes only jobs without dependents; an ack it did not complete (its fence
+//! is stale, the job is gone or has dependents to release) goes through the ordinary ack path
+//! after the commit, which decides it with the state machine and cascades where needed. The
+//! claim's snapshot still sees the completed jobs as running, so the capped claim takes them
+//! out of its per-group counts (`fair_free_sql`). The commit waits for the WAL flush, as
+//! every ack's does.
+
+use flexiq_core::store::{Ack, AckKind, ClaimFairRequest};
+use flexiq_core::transition::{transition, Event};
+use flexiq_core::{AckOutcome, ClaimedJob, Fence, JobState, JobStatus, Result};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::claim_free::{claimed_from_rows, limited_seen};
+use crate::db::uid;
+use crate::row::code;
+use crate::store::PgStore;
+use crate::workflow_claim::GROUP;
+
+/// Fenced completions, as the statement's parameter arrays.
+pub(crate) struct Completes {
+    ids: Vec<Uuid>,
+    attempts: Vec<i32>,
+    started: Vec<i64>,
+    seqs: Vec<i64>,
+    results: Vec<Option<Vec<u8>>>,
+}
+
+impl Completes {
+    /// The acks as completions, when every one is a completion and the state machine writes a
+    /// completion as `completes_sql` does.
+    pub(crate) fn of(acks: &[Ack], now: i64) -> Result<Option<Completes>> {
+        let n = acks.len();
+        let mut out = Completes {
+            ids: Vec::with_capacity(n),
+            attempts: Vec::with_capacity(n),
+            started: Vec::with_capacity(n),
+            seqs: Vec::with_capacity(n),
+            results: Vec::with_capacity(n),
+        };
+        for a in acks {
+            let AckKind::Complete { result } = &a.kind else { return Ok(None) };
+            if !is_plain(&a.fence, now) {
+                return Ok(None);
+            }
+            out.ids.push(uid(&a.job_id)?);
+            out.attempts.push(a.fence.attempt.min(i32::MAX as u32) as i32);
+            out.started.push(a.fence.started_at);
+            out.seqs.push(a.fence.claim_seq.min(i64::MAX as u64) as i64);
+            out.results.push(result.clone());
+        }
+        Ok(Some(out))
+    }
+
+    /// The parameters of `completes_sql`, in order.
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 5] {
+        [&self.ids, &self.attempts, &self.started, &self.seqs, &self.results]
+    }
+}
+
+/// Whether the state machine completes the attempt `fence` names as a plain completion.
+fn is_plain(fence: &Fence, now: i64) -> bool {
+    let mut state = JobState::probe(JobStatus::Running, fence.attempt);
+    state.started_at = Some(fence.started_at);
+    state.claim_seq = fence.claim_seq;
+    transition(&state, &Event::Complete { fence: *fence }, now)
+        .is_ok_and(|next| next.is_plain_completion(fence.attempt, now))
+}
+
+/// The CTEs completing the running attempts named by `$p`.. (ids, attempts, start times,
+/// claim sequences, results) at `$3` in namespace `$1`, and writing their metric rows. `done`
+/// returns each completed job's id, task, queue, attempt, start and group.
+pub(crate) fn completes_sql(p: u32) -> String {
+    let (attempts, started, seqs, results) = (p + 1, p + 2, p + 3, p + 4);
+    format!(
+        "done AS (UPDATE {{S}}.jobs j SET status = {completed}, finished_at = $3, worker_id = NULL, \
+            heartbeat_at = NULL, result = a.result \
+            FROM unnest(${p}::uuid[], ${attempts}::int4[], ${started}::int8[], ${seqs}::int8[], ${results}::bytea[]) \
+              AS a(id, attempt, started_at, seq, result) \
+            WHERE j.id = a.id AND j.namespace = $1 AND j.status = {running} AND j.attempt = a.attempt \
+              AND j.started_at = a.started_at AND j.claim_seq = a.seq AND NOT j.has_dependents \
+            RETURNING j.id, j.task, j.queue, j.attempt, j.started_at, {GROUP} AS k), \
+         met AS (INSERT INTO {{S}}.task_metrics (namespace, job_id, task, queue, attempt, success, duration_ms, recorded_at) \
+            SELECT $1, d.id, d.task, d.queue, d.attempt, true, greatest($3 - d.started_at, 0), $3 FROM done d)",
+        completed = code(JobStatus::Completed),
+        running = code(JobStatus::Running),
+    )
+}
+
+/// The ids a completing statement completed (see `output` in `workflow_claim_free.rs`).
+fn acked(rows: &[Row]) -> Vec<Uuid> {
+    rows.first().and_then(|r| r.get::<_, Option<Vec<Uuid>>>(r.len() - 2)).unwrap_or_default()
+}
+
+impl PgStore {
+    /// Completes `acks` (given as `completes`) and makes the fair claim `claim` in one flight;
+    /// acks it did not complete, and a claim that met limited queues, take the ordinary paths
+    /// after the commit. Returns the acks' outcomes in order and the claim.
+    pub(crate) async fn complete_and_claim(
+        &self,
+        acks: Vec<Ack>,
+        completes: Completes,
+        claim: ClaimFairRequest,
+    ) -> Result<(Vec<AckOutcome>, Result<Vec<ClaimedJob>>)> {
+        let now = claim.now;
+        let c = self.conn().await?;
+        let rows = c.tx_lazy(self.free_flight(&c, &claim, Some(&completes), c.begin_generic())).await?;
+        let done = acked(&rows);
+        self.shared.hub.publish(&self.ns, false, &done);
+        let claimed = if limited_seen(&rows) {
+            self.fair_limited.seen(now);
+            self.claim_fair_locked(claim).await
+        } else {
+            let claimed = claimed_from_rows(&rows, now);
+            if let Ok(jobs) = &claimed {
+                let ids: Vec<Uuid> = jobs.iter().filter_map(|cj| uid(&cj.job.id).ok()).collect();
+                self.shared.hub.publish(&self.ns, false, &ids);
+            }
+            claimed
+        };
+        let mut outcomes = vec![AckOutcome::Acknowledged; acks.len()];
+        let (left_at, left): (Vec<usize>, Vec<Ack>) = acks
+            .into_iter()
+            .zip(&completes.ids)
+            .enumerate()
+            .filter(|(_, (_, id))| !done.contains(id))
+            .map(|(i, (a, _))| (i, a))
+            .unzip();
+        if !left.is_empty() {
+            for (i, o) in left_at.into_iter().zip(self.ack_jobs(left, now).await?) {
+                outcomes[i] = o;
+            }
+        }
+        Ok((outcomes, claimed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flexiq_core::JobId;
+
+    fn ack(kind: AckKind) -> Ack {
+        let fence = Fence { attempt: 2, started_at: 1_000, claim_seq: 3 };
+        Ack { job_id: JobId::from_trusted("00000000-0000-0000-0000-000000000001"), fence, kind }
+    }
+
+    #[test]
+    fn only_a_batch_of_completions_is_written_in_one_statement() {
+        let done = ack(AckKind::Complete { result: Some(b"r".to_vec()) });
+        let c = Completes::of(&[done.clone(), done.clone()], 2_000).unwrap().unwrap();
+        assert_eq!((c.attempts[0], c.started[0], c.seqs[0]), (2, 1_000, 3));
+        assert_eq!(c.results[1].as_deref(), Some(&b"r"[..]));
+        let failed = ack(AckKind::Fail { error: "x".into(), retryable: false });
+        assert!(Completes::of(&[done, failed], 2_000).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_malformed_job_id_is_refused() {
+        let mut bad = ack(AckKind::Complete { result: None });
+        bad.job_id = JobId::from_trusted("not-a-uuid");
+        assert!(Completes::of(&[bad], 2_000).is_err());
+    }
+
+    #[test]
+    fn the_completion_checks_the_whole_fence_and_skips_jobs_with_dependents() {
+        let sql = completes_sql(10);
+        for cond in [
+            "j.attempt = a.attempt",
+            "j.started_at = a.started_at",
+            "j.claim_seq = a.seq",
+            "NOT j.has_dependents",
+        ] {
+            assert!(sql.contains(cond), "{cond}");
+        }
+        assert!(sql.contains("$14::bytea[]"));
+    }
+}
