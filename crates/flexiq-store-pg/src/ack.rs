@@ -13,6 +13,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::apply::{Change, Effects};
+use crate::complete::Completes;
 use crate::db::{i64_of, jid, uid, Conn};
 use crate::row::{loaded, state_cols, Loaded, STATE_COL_COUNT};
 use crate::store::PgStore;
@@ -42,6 +43,14 @@ impl PgStore {
         if acks.is_empty() {
             return Ok(Vec::new());
         }
+        match Completes::of(&acks, now)? {
+            Some(completes) => self.complete_jobs(acks, completes, now).await,
+            None => self.ack_judged(acks, now).await,
+        }
+    }
+
+    /// Acks with each row locked and judged by the state machine (two flights).
+    pub(crate) async fn ack_judged(&self, acks: Vec<Ack>, now: i64) -> Result<Vec<AckOutcome>> {
         let c = self.conn().await?;
         let mut fx = Effects::default();
         let outcomes = c

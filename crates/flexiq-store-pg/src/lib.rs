@@ -31,6 +31,7 @@ mod admin_remove;
 mod apply;
 mod claim;
 mod claim_free;
+mod complete;
 mod control;
 mod counts;
 mod db;
@@ -67,7 +68,6 @@ mod workflow;
 mod workflow_ack_claim;
 mod workflow_claim;
 mod workflow_claim_free;
-mod workflow_complete_claim;
 
 pub use options::{PgOptions, DEFAULT_SCHEMA};
 pub use store::PgStore;

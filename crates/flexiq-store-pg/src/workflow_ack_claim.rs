@@ -18,9 +18,9 @@ use uuid::Uuid;
 
 use crate::apply::Effects;
 use crate::claim_free::{claimed_from_rows, limited_seen};
+use crate::complete::Completes;
 use crate::error::pg;
 use crate::store::PgStore;
-use crate::workflow_complete_claim::Completes;
 
 const WHAT: &str = "ack and fair claim";
 

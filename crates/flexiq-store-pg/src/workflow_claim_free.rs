@@ -35,12 +35,12 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
 use crate::claim_free::{claim_effect, claimed_from_rows, limited_seen};
+use crate::complete::{completes_sql, Completes};
 use crate::db::Conn;
 use crate::error::pg;
 use crate::row::job_cols;
 use crate::store::PgStore;
 use crate::workflow_claim::{fair_lock_key, served, GROUP};
-use crate::workflow_complete_claim::{completes_sql, Completes};
 
 /// Whether a requested, unpaused queue has limits (`lim.limited`), and the requested queues
 /// without limits (`qs`, none when one has limits).
@@ -96,7 +96,7 @@ pub(crate) fn best_free_sql(completes: bool) -> String {
 
 /// The completion CTEs (and a separating comma) when the statement completes jobs from `$p`.
 fn completes_prefix(p: Option<u32>) -> String {
-    p.map(|p| format!("{}, ", completes_sql(p))).unwrap_or_default()
+    p.map(|p| format!("{}, ", completes_sql(3, p))).unwrap_or_default()
 }
 
 /// The statement's rows: the claimed jobs in pick order (or one row without a job), then,
@@ -198,7 +198,7 @@ impl PgStore {
 
     /// Sends `opening` (the transaction's `BEGIN`, or a setting of one already open), the
     /// namespace's advisory lock when `req` has a cap, the claim statement (completing
-    /// `completes` first, see `workflow_complete_claim.rs`) and `COMMIT` in one flight on `c`;
+    /// `completes` first, see `complete.rs`) and `COMMIT` in one flight on `c`;
     /// returns the statement's rows (see [`limited_seen`]).
     pub(crate) async fn free_flight(
         &self,

@@ -1,21 +1,23 @@
-//! Fenced completions and a fair claim in one statement, sent in one flight.
+//! Fenced completions written by one statement, alone or with the fair claim that follows
+//! them, each sent in one flight with `BEGIN` and `COMMIT`.
 //!
-//! Hosts that claim ahead send each completion with the claim of their next job, and the
-//! runtime joins the hosts of a process into one call (`ack_and_claim_fair`). Taken apart, such
-//! a call costs three flights: the acks' rows locked and judged, their write, and the claim
-//! with `COMMIT`. When every ack is a completion (the host loop's common case), the state
-//! machine's answer is known without reading the rows: a plain completion
-//! (`Next::is_plain_completion`) if the fence still names the running attempt, else nothing.
-//! So the fence check is the `UPDATE`'s own condition, and the completion, its metric rows and
-//! the claim are data-modifying parts of one statement, sent with `BEGIN` and `COMMIT`. The
-//! row triggers of `jobs` (counts, events) fire once for both updates, over all their rows.
+//! An ack in general takes two flights: its rows locked and judged by the state machine, then
+//! its write with `COMMIT`. A completion needs no read first: the state machine's answer is a
+//! plain completion (`Next::is_plain_completion`) if the fence still names the running
+//! attempt, and nothing otherwise. So the fence check is the `UPDATE`'s own condition, and the
+//! completion and its metric rows are data-modifying parts of one statement. Workers ack
+//! completions in batches, and workflow hosts that claim ahead send each completion with the
+//! claim of their next job, which the runtime joins into one `ack_and_claim_fair` call: there
+//! the claim is one more part of the same statement (`workflow_claim_free.rs`), and the
+//! triggers of `jobs` (counts, events) fire once for both updates, over all their rows.
 //!
 //! The statement completes only jobs without dependents; an ack it did not complete (its fence
-//! is stale, the job is gone or has dependents to release) goes through the ordinary ack path
-//! after the commit, which decides it with the state machine and cascades where needed. The
-//! claim's snapshot still sees the completed jobs as running, so the capped claim takes them
-//! out of its per-group counts (`fair_free_sql`). The commit waits for the WAL flush, as
-//! every ack's does.
+//! is stale, the job is gone, of another namespace or has dependents to release) takes the
+//! judged path after the commit, which decides it with the state machine and cascades where
+//! needed. The claim's snapshot still sees the completed jobs as running, so the capped claim
+//! takes them out of its per-group counts. Rows are updated in id order, as the judged path
+//! locks them, so two batches never wait on each other in a cycle. Every commit here waits for
+//! the WAL flush, as every ack's does.
 
 use flexiq_core::store::{Ack, AckKind, ClaimFairRequest};
 use flexiq_core::transition::{transition, Event};
@@ -40,8 +42,8 @@ pub(crate) struct Completes {
 }
 
 impl Completes {
-    /// The acks as completions, when every one is a completion and the state machine writes a
-    /// completion as `completes_sql` does.
+    /// The acks as completions in job id order, when every one completes a different job and
+    /// the state machine writes a completion as `completes_sql` does.
     pub(crate) fn of(acks: &[Ack], now: i64) -> Result<Option<Completes>> {
         let n = acks.len();
         let mut out = Completes {
@@ -51,12 +53,21 @@ impl Completes {
             seqs: Vec::with_capacity(n),
             results: Vec::with_capacity(n),
         };
+        let mut sorted = Vec::with_capacity(n);
         for a in acks {
             let AckKind::Complete { result } = &a.kind else { return Ok(None) };
             if !is_plain(&a.fence, now) {
                 return Ok(None);
             }
-            out.ids.push(uid(&a.job_id)?);
+            sorted.push((uid(&a.job_id)?, a, result));
+        }
+        sorted.sort_by_key(|(id, _, _)| *id);
+        if sorted.windows(2).any(|w| w[0].0 == w[1].0) {
+            // A job acked twice: only the first ack applies, which the judged path decides.
+            return Ok(None);
+        }
+        for (id, a, result) in sorted {
+            out.ids.push(id);
             out.attempts.push(a.fence.attempt.min(i32::MAX as u32) as i32);
             out.started.push(a.fence.started_at);
             out.seqs.push(a.fence.claim_seq.min(i64::MAX as u64) as i64);
@@ -81,12 +92,12 @@ fn is_plain(fence: &Fence, now: i64) -> bool {
 }
 
 /// The CTEs completing the running attempts named by `$p`.. (ids, attempts, start times,
-/// claim sequences, results) at `$3` in namespace `$1`, and writing their metric rows. `done`
-/// returns each completed job's id, task, queue, attempt, start and group.
-pub(crate) fn completes_sql(p: u32) -> String {
+/// claim sequences, results) at `$now` in namespace `$1`, and writing their metric rows.
+/// `done` returns each completed job's id, task, queue, attempt, start and group.
+pub(crate) fn completes_sql(now: u32, p: u32) -> String {
     let (attempts, started, seqs, results) = (p + 1, p + 2, p + 3, p + 4);
     format!(
-        "done AS (UPDATE {{S}}.jobs j SET status = {completed}, finished_at = $3, worker_id = NULL, \
+        "done AS (UPDATE {{S}}.jobs j SET status = {completed}, finished_at = ${now}, worker_id = NULL, \
             heartbeat_at = NULL, result = a.result \
             FROM unnest(${p}::uuid[], ${attempts}::int4[], ${started}::int8[], ${seqs}::int8[], ${results}::bytea[]) \
               AS a(id, attempt, started_at, seq, result) \
@@ -94,7 +105,7 @@ pub(crate) fn completes_sql(p: u32) -> String {
               AND j.started_at = a.started_at AND j.claim_seq = a.seq AND NOT j.has_dependents \
             RETURNING j.id, j.task, j.queue, j.attempt, j.started_at, {GROUP} AS k), \
          met AS (INSERT INTO {{S}}.task_metrics (namespace, job_id, task, queue, attempt, success, duration_ms, recorded_at) \
-            SELECT $1, d.id, d.task, d.queue, d.attempt, true, greatest($3 - d.started_at, 0), $3 FROM done d)",
+            SELECT $1, d.id, d.task, d.queue, d.attempt, true, greatest(${now} - d.started_at, 0), ${now} FROM done d)",
         completed = code(JobStatus::Completed),
         running = code(JobStatus::Running),
     )
@@ -131,20 +142,63 @@ impl PgStore {
             }
             claimed
         };
+        let outcomes = self.ack_the_rest(acks, &done, now).await?;
+        Ok((outcomes, claimed))
+    }
+}
+
+impl PgStore {
+    /// Completes `acks` (given as `completes`) in one flight; the acks it did not complete
+    /// take the ordinary path after the commit. One outcome per ack, in order.
+    pub(crate) async fn complete_jobs(
+        &self,
+        acks: Vec<Ack>,
+        completes: Completes,
+        now: i64,
+    ) -> Result<Vec<AckOutcome>> {
+        let ns: &str = &self.ns;
+        let what = "complete";
+        let c = self.conn().await?;
+        let sql = self.sql(&format!("WITH {} SELECT array_agg(d.id) FROM done d", completes_sql(2, 3)));
+        let st = c.prep(what, &sql).await?;
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&ns, &now];
+        params.extend(completes.params());
+        let row = c
+            .tx_lazy(async {
+                let (_, row, _) = futures::try_join!(
+                    c.begin(),
+                    async { c.query_one(&st, &params).await.map_err(|e| crate::error::pg(what, e)) },
+                    c.commit(),
+                )?;
+                Ok(row)
+            })
+            .await?;
+        let done: Vec<Uuid> = row.get::<_, Option<Vec<Uuid>>>(0).unwrap_or_default();
+        self.shared.hub.publish(&self.ns, false, &done);
+        self.ack_the_rest(acks, &done, now).await
+    }
+
+    /// The outcomes of `acks` once the ones in `done` are completed: those acknowledged, the
+    /// others as the ordinary ack path decides them (a stale fence, a job gone or of another
+    /// namespace, or one with dependents to release). If that path fails, the error is
+    /// returned although `done` is written: the caller's retry then finds those jobs completed
+    /// and superseded, never completed twice.
+    async fn ack_the_rest(&self, acks: Vec<Ack>, done: &[Uuid], now: i64) -> Result<Vec<AckOutcome>> {
         let mut outcomes = vec![AckOutcome::Acknowledged; acks.len()];
-        let (left_at, left): (Vec<usize>, Vec<Ack>) = acks
-            .into_iter()
-            .zip(&completes.ids)
-            .enumerate()
-            .filter(|(_, (_, id))| !done.contains(id))
-            .map(|(i, (a, _))| (i, a))
-            .unzip();
+        let mut left_at = Vec::new();
+        let mut left = Vec::new();
+        for (i, a) in acks.into_iter().enumerate() {
+            if !done.contains(&uid(&a.job_id)?) {
+                left_at.push(i);
+                left.push(a);
+            }
+        }
         if !left.is_empty() {
-            for (i, o) in left_at.into_iter().zip(self.ack_jobs(left, now).await?) {
+            for (i, o) in left_at.into_iter().zip(self.ack_judged(left, now).await?) {
                 outcomes[i] = o;
             }
         }
-        Ok((outcomes, claimed))
+        Ok(outcomes)
     }
 }
 
@@ -161,9 +215,13 @@ mod tests {
     #[test]
     fn only_a_batch_of_completions_is_written_in_one_statement() {
         let done = ack(AckKind::Complete { result: Some(b"r".to_vec()) });
-        let c = Completes::of(&[done.clone(), done.clone()], 2_000).unwrap().unwrap();
-        assert_eq!((c.attempts[0], c.started[0], c.seqs[0]), (2, 1_000, 3));
-        assert_eq!(c.results[1].as_deref(), Some(&b"r"[..]));
+        let mut other = ack(AckKind::Complete { result: None });
+        other.job_id = JobId::from_trusted("00000000-0000-0000-0000-000000000000");
+        let c = Completes::of(&[done.clone(), other], 2_000).unwrap().unwrap();
+        assert!(c.ids[0] < c.ids[1], "in id order");
+        assert_eq!((c.attempts[1], c.started[1], c.seqs[1]), (2, 1_000, 3));
+        assert_eq!((c.results[0].as_deref(), c.results[1].as_deref()), (None, Some(&b"r"[..])));
+        assert!(Completes::of(&[done.clone(), done.clone()], 2_000).unwrap().is_none(), "a job acked twice");
         let failed = ack(AckKind::Fail { error: "x".into(), retryable: false });
         assert!(Completes::of(&[done, failed], 2_000).unwrap().is_none());
     }
@@ -177,7 +235,7 @@ mod tests {
 
     #[test]
     fn the_completion_checks_the_whole_fence_and_skips_jobs_with_dependents() {
-        let sql = completes_sql(10);
+        let sql = completes_sql(3, 10);
         for cond in [
             "j.attempt = a.attempt",
             "j.started_at = a.started_at",
