@@ -1,9 +1,11 @@
 //! Fences: a write naming a stale attempt is `Superseded` and changes nothing.
 
 use flexiq_core::store::{Ack, AckKind, AckRequest};
-use flexiq_core::{AckOutcome, Backoff, EnqueueOptions, Fence, JobId, JobStatus};
+use flexiq_core::{AckOutcome, Backoff, ClaimedJob, EnqueueOptions, Fence, JobId, JobStatus};
 
-use crate::fixtures::{ack, at, complete, get, job, job_with, now, open, put_all, start, take};
+use crate::fixtures::{
+    ack, at, complete, get, job, job_after, job_with, now, open, put, put_all, start, take,
+};
 use crate::Harness;
 
 /// A fence with the wrong start time is `Superseded` and nothing is written.
@@ -134,6 +136,58 @@ pub async fn fence_same_job_twice_in_one_batch(h: &dyn Harness) {
     assert_eq!(s.get_result(&c.job.id).await.unwrap().as_deref(), Some(&b"a"[..]));
 }
 
+/// A batch of completions answers each ack in order whatever else the batch holds: a stale
+/// fence, a job of another namespace and an unknown id are `Superseded` and change nothing,
+/// while the others complete with their results and a job's dependents are released.
+pub async fn fence_completion_batch_answers_each_ack(h: &dyn Harness) {
+    let s = open(h, "default").await;
+    let other = open(h, "other").await;
+    let parent = start(&*s, job("parent", ""), now()).await;
+    let child = put(&*s, job_after("child", &[&parent.job.id]), now()).await;
+    let plain = start(&*s, job("plain", ""), now()).await;
+    let stale = start(&*s, job("stale", ""), now()).await;
+    let foreign = start(&*other, job("foreign", ""), now()).await;
+    let done = |c: &ClaimedJob, r: &[u8]| Ack {
+        job_id: c.job.id.clone(),
+        fence: c.fence,
+        kind: AckKind::Complete { result: Some(r.to_vec()) },
+    };
+    let mut gone = done(&plain, b"x");
+    gone.job_id = JobId::from_trusted("00000000-0000-7000-8000-000000000000");
+    let acks = vec![
+        Ack { fence: Fence { claim_seq: stale.fence.claim_seq + 1, ..stale.fence }, ..done(&stale, b"s") },
+        done(&parent, b"p"),
+        done(&foreign, b"f"),
+        gone,
+        done(&plain, b"q"),
+    ];
+    use AckOutcome::{Acknowledged as A, Superseded as S};
+    assert_eq!(s.ack(AckRequest { acks, now: at(1) }).await.unwrap(), vec![S, A, S, S, A]);
+    for (c, r) in [(&parent, &b"p"[..]), (&plain, &b"q"[..])] {
+        let j = get(&*s, &c.job.id).await;
+        assert_eq!(
+            (j.status, j.result.as_deref(), j.worker_id),
+            (JobStatus::Completed, Some(r), None),
+            "job {}",
+            c.job.id
+        );
+    }
+    assert_eq!(
+        get(&*s, &child).await.status,
+        JobStatus::Pending,
+        "child {child} of job {} is released",
+        parent.job.id
+    );
+    let st = get(&*s, &stale.job.id).await;
+    assert_eq!((st.status, st.result), (JobStatus::Running, None), "job {} keeps running", stale.job.id);
+    assert_eq!(
+        get(&*other, &foreign.job.id).await.status,
+        JobStatus::Running,
+        "job {} is another namespace's",
+        foreign.job.id
+    );
+}
+
 /// A job that was never claimed cannot be acked: any fence is `Superseded`.
 pub async fn fence_pending_job_cannot_be_acked(h: &dyn Harness) {
     let s = open(h, "default").await;
@@ -161,6 +215,7 @@ macro_rules! __cases_fence {
             fence::fence_unknown_job_is_superseded,
             fence::fence_mixed_batch_outcomes_in_order,
             fence::fence_same_job_twice_in_one_batch,
+            fence::fence_completion_batch_answers_each_ack,
             fence::fence_pending_job_cannot_be_acked,
         );
     };
