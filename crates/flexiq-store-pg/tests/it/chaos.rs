@@ -11,7 +11,7 @@ use flexiq_core::Error;
 use crate::common::{admin, claim, completes, drop_schema, enqueue_n, fresh_schema, now_ms, open, tally};
 
 /// Retries `op` while it fails with a retryable error, counting those; panics on any other.
-async fn retrying<T, F, Fut>(retries: &AtomicUsize, mut op: F) -> T
+pub(crate) async fn retrying<T, F, Fut>(retries: &AtomicUsize, mut op: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, Error>>,

@@ -4,6 +4,7 @@
 
 mod bulk;
 mod chaos;
+mod chaos_workflow;
 mod common;
 mod connect;
 mod counts;
