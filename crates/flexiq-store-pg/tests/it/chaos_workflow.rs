@@ -9,13 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use flexiq_core::store::{
-    AckClaimFairRequest, ClaimFairRequest, JobStore, ReleaseStaleRequest, UpsertStagesRequest, Workflows,
-};
+use flexiq_core::store::{AckClaimFairRequest, ClaimFairRequest, UpsertStagesRequest, Workflows};
 use flexiq_core::{AckOutcome, ClaimedJob, EnqueueOptions, NewJob};
 
-use crate::chaos::retrying;
-use crate::common::{admin, completes, drop_schema, fresh_schema, now_ms, open, tally};
+use crate::chaos::{cut_until_completed, lift_stall_budget, retrying, statuses, stop, sweeper};
+use crate::common::{admin, completes, drop_schema, fresh_schema, now_ms, open};
 
 const STAGES: usize = 1_000;
 const CAP: u32 = 2;
@@ -51,7 +49,8 @@ async fn busiest_group(schema: &str) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_backends_during_joint_calls_lose_no_stage_and_finish_none_twice() {
     let schema = fresh_schema("chaosw");
-    let s = Arc::new(open(&schema, 8).await);
+    let s = open(&schema, 8).await;
+    lift_stall_budget(&s, "workflow").await;
     let jobs = (0..STAGES).map(|i| stage(i, now_ms())).collect();
     s.upsert_stages(UpsertStagesRequest { jobs, now: now_ms() }).await.expect("enqueue the stages");
     let done = Arc::new(AtomicBool::new(false));
@@ -91,56 +90,21 @@ async fn terminated_backends_during_joint_calls_lose_no_stage_and_finish_none_tw
             }
         }));
     }
-    {
-        let (s, done, retries) = (s.clone(), done.clone(), retries.clone());
-        tasks.push(tokio::spawn(async move {
-            while !done.load(Ordering::Relaxed) {
-                retrying(&retries, || {
-                    s.release_stale(ReleaseStaleRequest { stale_after_ms: 400, now: now_ms() })
-                })
-                .await;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }));
-    }
-    let app: String = format!("flexiq {schema}").chars().take(63).collect();
-    let killer = admin().await;
-    let (mut kills, mut busiest) = (0, 0);
-    for _ in 0..400 {
-        let r = killer
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
-                &[&app],
-            )
-            .await
-            .unwrap();
-        kills += r.get::<_, i64>(0);
+    tasks.push(sweeper(s.clone(), done.clone(), retries.clone()));
+    let mut busiest = 0;
+    let kills = cut_until_completed(&schema, STAGES as i64, async || {
         busiest = busiest.max(busiest_group(&schema).await);
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        if tally(&schema).await.0 == STAGES as i64 {
-            break;
-        }
-    }
-    for _ in 0..600 {
-        if tally(&schema).await.0 == STAGES as i64 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    done.store(true, Ordering::Relaxed);
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let (completed, total, successes, duplicated) = tally(&schema).await;
-    assert!(kills > 0, "no backend was terminated");
-    assert!(retries.load(Ordering::Relaxed) > 0, "no retryable error surfaced");
+    })
+    .await;
+    let (completed, total, successes, duplicated) = stop(&done, tasks, &schema, kills, &retries).await;
     assert!(busiest <= i64::from(CAP), "a group ran {busiest} jobs at once, over its cap of {CAP}");
     let n = STAGES as i64;
     assert_eq!(
         (completed, total, successes, duplicated),
         (n, n, n, 0),
-        "{} acks were superseded",
-        superseded.load(Ordering::Relaxed)
+        "{} acks were superseded; jobs per status: {:?}",
+        superseded.load(Ordering::Relaxed),
+        statuses(&schema).await
     );
     crate::counts::check(&schema, "backends were terminated mid-transaction").await;
     drop_schema(&schema).await;
