@@ -270,6 +270,12 @@ impl PgStore {
     pub(crate) fn announce(&self, fx: &Effects) {
         self.shared.hub.publish(&self.ns, fx.work, &fx.jobs);
     }
+
+    /// Announces the jobs a committed one-statement claim took.
+    pub(crate) fn announce_claimed(&self, claimed: &[flexiq_core::ClaimedJob]) {
+        let ids: Vec<Uuid> = claimed.iter().filter_map(|cj| crate::db::uid(&cj.job.id).ok()).collect();
+        self.shared.hub.publish(&self.ns, false, &ids);
+    }
 }
 
 /// A fresh time-ordered row id.

@@ -67,9 +67,7 @@ impl PgStore {
         let c = self.conn().await?;
         if !self.prefer_locked_claim(req.now) {
             if let Some(claimed) = self.claim_free(&c, &req).await? {
-                let ids: Vec<Uuid> =
-                    claimed.iter().filter_map(|cj| crate::db::uid(&cj.job.id).ok()).collect();
-                self.shared.hub.publish(&self.ns, false, &ids);
+                self.announce_claimed(&claimed);
                 return Ok(claimed);
             }
         }

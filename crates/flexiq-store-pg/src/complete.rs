@@ -19,6 +19,8 @@
 //! locks them, so two batches never wait on each other in a cycle. Every commit here waits for
 //! the WAL flush, as every ack's does.
 
+use std::collections::HashSet;
+
 use flexiq_core::store::{Ack, AckKind, ClaimFairRequest};
 use flexiq_core::transition::{transition, Event};
 use flexiq_core::{AckOutcome, ClaimedJob, Fence, JobState, JobStatus, Result};
@@ -46,6 +48,9 @@ impl Completes {
     /// the state machine writes a completion as `completes_sql` does.
     pub(crate) fn of(acks: &[Ack], now: i64) -> Result<Option<Completes>> {
         let n = acks.len();
+        if acks.first().is_some_and(|a| !is_plain(&a.fence, now)) {
+            return Ok(None);
+        }
         let mut out = Completes {
             ids: Vec::with_capacity(n),
             attempts: Vec::with_capacity(n),
@@ -56,9 +61,6 @@ impl Completes {
         let mut sorted = Vec::with_capacity(n);
         for a in acks {
             let AckKind::Complete { result } = &a.kind else { return Ok(None) };
-            if !is_plain(&a.fence, now) {
-                return Ok(None);
-            }
             sorted.push((uid(&a.job_id)?, a, result));
         }
         sorted.sort_by_key(|(id, _, _)| *id);
@@ -82,7 +84,8 @@ impl Completes {
     }
 }
 
-/// Whether the state machine completes the attempt `fence` names as a plain completion.
+/// Whether the state machine completes the attempt `fence` names as a plain completion. What
+/// it writes does not depend on the fence's values, so one ack's answer stands for the batch.
 fn is_plain(fence: &Fence, now: i64) -> bool {
     let mut state = JobState::probe(JobStatus::Running, fence.attempt);
     state.started_at = Some(fence.started_at);
@@ -137,17 +140,14 @@ impl PgStore {
         } else {
             let claimed = claimed_from_rows(&rows, now);
             if let Ok(jobs) = &claimed {
-                let ids: Vec<Uuid> = jobs.iter().filter_map(|cj| uid(&cj.job.id).ok()).collect();
-                self.shared.hub.publish(&self.ns, false, &ids);
+                self.announce_claimed(jobs);
             }
             claimed
         };
         let outcomes = self.ack_the_rest(acks, &done, now).await?;
         Ok((outcomes, claimed))
     }
-}
 
-impl PgStore {
     /// Completes `acks` (given as `completes`) in one flight; the acks it did not complete
     /// take the ordinary path after the commit. One outcome per ack, in order.
     pub(crate) async fn complete_jobs(
@@ -184,6 +184,7 @@ impl PgStore {
     /// returned although `done` is written: the caller's retry then finds those jobs completed
     /// and superseded, never completed twice.
     async fn ack_the_rest(&self, acks: Vec<Ack>, done: &[Uuid], now: i64) -> Result<Vec<AckOutcome>> {
+        let done: HashSet<&Uuid> = done.iter().collect();
         let mut outcomes = vec![AckOutcome::Acknowledged; acks.len()];
         let mut left_at = Vec::new();
         let mut left = Vec::new();

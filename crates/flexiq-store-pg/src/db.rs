@@ -66,8 +66,13 @@ impl Conn {
 
     /// Sends `BEGIN` (call it in the same `join!` as the first statement to pipeline them).
     pub(crate) async fn begin(&self) -> Result<()> {
+        self.begin_as("BEGIN").await
+    }
+
+    /// Sends `sql`, a `BEGIN` and the settings of the transaction it opens.
+    async fn begin_as(&self, sql: &str) -> Result<()> {
         self.in_tx.store(true, Ordering::Relaxed);
-        self.client().batch_execute("BEGIN").await.map_err(|e| error::pg("begin", e))
+        self.client().batch_execute(sql).await.map_err(|e| error::pg("begin", e))
     }
 
     /// Sends `BEGIN` for a transaction whose commit need not wait for the WAL flush: its
@@ -76,11 +81,7 @@ impl Conn {
     /// lease extensions: a forgotten claim leaves the job claimable, and the worker's fenced
     /// ack then reports `Superseded`).
     pub(crate) async fn begin_relaxed(&self) -> Result<()> {
-        self.in_tx.store(true, Ordering::Relaxed);
-        self.client()
-            .batch_execute("BEGIN; SET LOCAL synchronous_commit TO off")
-            .await
-            .map_err(|e| error::pg("begin", e))
+        self.begin_as("BEGIN; SET LOCAL synchronous_commit TO off").await
     }
 
     /// Like [`Conn::begin_relaxed`], and the transaction's statements run on the generic plan
@@ -88,23 +89,16 @@ impl Conn {
     /// parameters: for large statements that take longer to plan than to run and whose plan
     /// does not depend on the parameter values.
     pub(crate) async fn begin_relaxed_generic(&self) -> Result<()> {
-        self.in_tx.store(true, Ordering::Relaxed);
-        self.client()
-            .batch_execute(
-                "BEGIN; SET LOCAL synchronous_commit TO off; SET LOCAL plan_cache_mode TO force_generic_plan",
-            )
-            .await
-            .map_err(|e| error::pg("begin", e))
+        self.begin_as(
+            "BEGIN; SET LOCAL synchronous_commit TO off; SET LOCAL plan_cache_mode TO force_generic_plan",
+        )
+        .await
     }
 
     /// Sends `BEGIN` for a transaction whose statements run on their cached generic plans
     /// (see [`Conn::begin_relaxed_generic`]) and whose commit waits for the WAL flush.
     pub(crate) async fn begin_generic(&self) -> Result<()> {
-        self.in_tx.store(true, Ordering::Relaxed);
-        self.client()
-            .batch_execute("BEGIN; SET LOCAL plan_cache_mode TO force_generic_plan")
-            .await
-            .map_err(|e| error::pg("begin", e))
+        self.begin_as("BEGIN; SET LOCAL plan_cache_mode TO force_generic_plan").await
     }
 
     /// Sends `COMMIT`.

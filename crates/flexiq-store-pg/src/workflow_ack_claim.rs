@@ -14,7 +14,6 @@
 
 use flexiq_core::store::{AckClaimFairReply, AckClaimFairRequest};
 use flexiq_core::Result;
-use uuid::Uuid;
 
 use crate::apply::Effects;
 use crate::claim_free::{claimed_from_rows, limited_seen};
@@ -67,8 +66,7 @@ impl PgStore {
         }
         let claimed = claimed_from_rows(&rows, now);
         if let Ok(jobs) = &claimed {
-            let ids: Vec<Uuid> = jobs.iter().filter_map(|cj| crate::db::uid(&cj.job.id).ok()).collect();
-            self.shared.hub.publish(&self.ns, false, &ids);
+            self.announce_claimed(jobs);
         }
         Ok(AckClaimFairReply { outcomes, claimed })
     }

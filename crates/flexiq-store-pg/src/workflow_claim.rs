@@ -144,9 +144,7 @@ impl PgStore {
         req.validate()?;
         if !self.fair_limited.recent(req.now) {
             if let Some(claimed) = self.claim_fair_free(&req).await? {
-                let ids: Vec<Uuid> =
-                    claimed.iter().filter_map(|cj| crate::db::uid(&cj.job.id).ok()).collect();
-                self.shared.hub.publish(&self.ns, false, &ids);
+                self.announce_claimed(&claimed);
                 return Ok(claimed);
             }
             self.fair_limited.seen(req.now);
