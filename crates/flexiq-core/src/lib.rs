@@ -13,6 +13,7 @@ pub mod cursor;
 pub mod dedup;
 pub mod dedup_table;
 pub mod error;
+pub mod event_loop;
 pub mod events;
 pub mod fairness;
 pub mod fence;

@@ -50,11 +50,16 @@ struct State {
     running: AtomicBool,
     /// The last background checkpoint left frames behind for the writer to copy.
     tail_due: AtomicBool,
+    /// A checkpoint the write connection owes was put off because the commit ran on an
+    /// event loop's thread (see `flexiq_core::event_loop`): the next commit belongs on
+    /// another thread.
+    put_off: Arc<AtomicBool>,
 }
 
 /// The checkpoint thread of one write connection, and what closing that connection needs.
 pub(crate) struct Checkpointer {
     thread: JoinHandle<()>,
+    put_off: Arc<AtomicBool>,
     path: PathBuf,
     close_wait: Duration,
 }
@@ -83,6 +88,7 @@ pub(crate) fn install(
     busy_timeout_ms: u64,
 ) -> Result<Checkpointer> {
     let state = Arc::new(State::default());
+    let put_off = state.put_off.clone();
     let (wake, woken) = mpsc::sync_channel::<()>(1);
     let stop = StopOnClose(ckpt.get_interrupt_handle());
     let thread = spawn(ckpt, state.clone(), woken)
@@ -90,14 +96,21 @@ pub(crate) fn install(
     writer
         .wal_hook(Some(move |wal: &mut Wal, pages: i32| {
             let _stop_on_close = &stop;
-            on_commit(&state, &wake, pages, || wal.checkpoint_v2(CheckpointMode::PASSIVE))
+            let on_event_loop = flexiq_core::event_loop::is_this_thread();
+            on_commit(&state, &wake, pages, on_event_loop, || wal.checkpoint_v2(CheckpointMode::PASSIVE))
         }))
         .db()?;
     let close_wait = Duration::from_millis(busy_timeout_ms.min(CLOSE_WAIT_MS));
-    Ok(Checkpointer { thread, path, close_wait })
+    Ok(Checkpointer { thread, put_off, path, close_wait })
 }
 
 impl Checkpointer {
+    /// Set while the write connection owes a checkpoint it put off on an event loop's
+    /// thread: commits must go to a thread that may do it until one has.
+    pub(crate) fn put_off(&self) -> Arc<AtomicBool> {
+        self.put_off.clone()
+    }
+
     /// Closes the write connection, leaving a self-contained database file: the checkpoint
     /// thread is stopped first (its passes would hold the checkpoint lock), then
     /// `PRAGMA wal_checkpoint(TRUNCATE)` copies every frame into the database file and
@@ -161,13 +174,25 @@ impl Drop for StopOnClose {
     }
 }
 
-/// Runs after every commit of the write connection with the WAL's size in pages.
+/// Runs after every commit of the write connection with the WAL's size in pages. A
+/// checkpoint due on an event loop's thread (`on_event_loop`) is put off to the next commit
+/// on another thread, since it copies pages and fsyncs the database file.
 fn on_commit(
     state: &State,
     wake: &SyncSender<()>,
     pages: i32,
+    on_event_loop: bool,
     checkpoint: impl FnOnce() -> rusqlite::Result<(i32, i32)>,
 ) -> rusqlite::Result<()> {
+    let checkpoint = || {
+        if on_event_loop {
+            state.put_off.store(true, Ordering::Release);
+            Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY), None))
+        } else {
+            state.put_off.store(false, Ordering::Release);
+            checkpoint()
+        }
+    };
     if state.running.load(Ordering::Acquire) {
         if pages >= CAP_PAGES {
             // Busy while the checkpoint thread holds the checkpoint lock: it is then catching up.
@@ -222,9 +247,13 @@ mod tests {
     use super::*;
 
     fn hook(state: &State, pages: i32, result: (i32, i32)) -> (bool, bool) {
+        hook_on(state, pages, false, result)
+    }
+
+    fn hook_on(state: &State, pages: i32, on_event_loop: bool, result: (i32, i32)) -> (bool, bool) {
         let (wake, woken) = mpsc::sync_channel(1);
         let mut ran = false;
-        on_commit(state, &wake, pages, || {
+        on_commit(state, &wake, pages, on_event_loop, || {
             ran = true;
             Ok(result)
         })
@@ -274,5 +303,20 @@ mod tests {
         assert_eq!(hook(&state, CAP_PAGES, (CAP_PAGES, CAP_PAGES)), (true, false));
         state.running.store(false, Ordering::Release);
         assert_eq!(hook(&state, CAP_PAGES, (CAP_PAGES, CAP_PAGES)), (true, false));
+    }
+
+    #[test]
+    fn an_event_loop_puts_the_writers_checkpoints_off_to_the_next_commit_elsewhere() {
+        let state = State::default();
+        state.tail_due.store(true, Ordering::Release);
+        assert_eq!(hook_on(&state, WAKE_AT_PAGES + 50, true, (0, 0)), (false, false));
+        assert!(state.tail_due.load(Ordering::Acquire), "the tail is still owed");
+        assert!(state.put_off.load(Ordering::Acquire));
+        state.running.store(true, Ordering::Release);
+        assert_eq!(hook_on(&state, CAP_PAGES, true, (0, 0)), (false, false));
+        state.running.store(false, Ordering::Release);
+        assert_eq!(hook_on(&state, WAKE_AT_PAGES + 60, false, (10_060, 10_060)), (true, false));
+        assert!(!state.tail_due.load(Ordering::Acquire));
+        assert!(!state.put_off.load(Ordering::Acquire), "paid off by the commit elsewhere");
     }
 }

@@ -13,11 +13,18 @@
 //! Large operations (bulk enqueues, purges, sweeps) go to the writer thread so they never block
 //! an async runtime's thread for long, and a combiner hands over to the writer thread after a
 //! bounded number of batches so no caller is kept committing for others indefinitely.
+//!
+//! An event loop's thread (`flexiq_core::event_loop`) combines too, but never waits: it takes
+//! the write lock only if no other process holds it, commits one bounded batch, and only with
+//! `synchronous = NORMAL` (no fsync at commit) and no checkpoint owed. Otherwise its operation
+//! goes to the writer thread like a large one. Its thread then does tens of microseconds of
+//! SQLite work instead of two thread hand-offs.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use rusqlite::Connection;
@@ -25,13 +32,37 @@ use rusqlite::Connection;
 use crate::checkpoint::Checkpointer;
 use crate::error::closed;
 use crate::wake::Hub;
-use crate::writer::{commit_batch, WriteOp};
+use crate::writer::{commit_batch, try_commit_batch, WriteOp};
 
 /// Most operations folded into one transaction.
 const MAX_BATCH: usize = 512;
 
 /// Batches an inline combiner commits before handing the rest to the writer thread.
 const INLINE_BATCHES: usize = 2;
+
+/// Most operations an event loop's thread commits in one go.
+const EVENT_LOOP_BATCH: usize = 64;
+
+/// Where a queued operation may be committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inline {
+    /// On the writer thread only.
+    No,
+    /// On the calling thread when the connection is free.
+    Yes,
+    /// On the calling thread, an event loop's, when that needs no wait (see the module docs).
+    NoWait,
+}
+
+/// What lets an event loop's thread commit.
+pub(crate) struct NoWait {
+    /// `synchronous = NORMAL`: a commit does not fsync.
+    pub(crate) allowed: bool,
+    /// The connection's busy timeout, restored after a lock attempt that does not wait.
+    pub(crate) busy_timeout: Duration,
+    /// Set while a checkpoint was put off (`Checkpointer::put_off`).
+    pub(crate) put_off: Arc<AtomicBool>,
+}
 
 /// Operations waiting for the connection, and how many were ever taken from the queue.
 #[derive(Default)]
@@ -53,6 +84,7 @@ pub(crate) struct GroupCommit {
     joined: Mutex<Option<JoinHandle<()>>>,
     hub: Arc<Hub>,
     closed: AtomicBool,
+    nowait: NoWait,
 }
 
 impl GroupCommit {
@@ -62,7 +94,10 @@ impl GroupCommit {
         conn: Connection,
         ckpt: Checkpointer,
         hub: Arc<Hub>,
+        no_fsync: bool,
+        busy_timeout: Duration,
     ) -> std::io::Result<Arc<GroupCommit>> {
+        let nowait = NoWait { allowed: no_fsync, busy_timeout, put_off: ckpt.put_off() };
         let (tx, rx) = mpsc::channel::<()>();
         let gc = Arc::new(GroupCommit {
             conn: Mutex::new(Some(conn)),
@@ -71,6 +106,7 @@ impl GroupCommit {
             joined: Mutex::new(None),
             hub,
             closed: AtomicBool::new(false),
+            nowait,
         });
         let worker = gc.clone();
         let thread = std::thread::Builder::new()
@@ -83,7 +119,7 @@ impl GroupCommit {
     /// Queues `op`. With `inline`, the caller must then call [`Self::settle`] (after letting
     /// other tasks queue theirs, so they share the commit); otherwise the writer thread commits
     /// it. The reply arrives on the channel the operation carries.
-    pub(crate) fn push(&self, op: Box<dyn WriteOp>, inline: bool) -> flexiq_core::Result<Ticket> {
+    pub(crate) fn push(&self, op: Box<dyn WriteOp>, inline: Inline) -> flexiq_core::Result<Ticket> {
         if self.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
@@ -93,8 +129,8 @@ impl GroupCommit {
             q.pushed += 1;
             Ticket(q.pushed - 1)
         };
-        if !inline {
-            self.settle(ticket, false);
+        if inline == Inline::No {
+            self.settle(ticket, Inline::No);
         }
         Ok(ticket)
     }
@@ -103,7 +139,7 @@ impl GroupCommit {
     /// or leaves it to the writer thread. Nothing to do when a combiner already took the
     /// operation of `ticket`: its reply is on the way, and the operations queued since are
     /// left to gather into the next commit.
-    pub(crate) fn settle(&self, ticket: Ticket, inline: bool) {
+    pub(crate) fn settle(&self, ticket: Ticket, inline: Inline) {
         if self.queued.lock().taken > ticket.0 {
             return;
         }
@@ -111,10 +147,50 @@ impl GroupCommit {
         // caller then settles the queue itself (committing, or refusing once the connection
         // is gone).
         let closing = self.closed.load(Ordering::Acquire);
-        if (inline || closing) && self.combine(if closing { usize::MAX } else { INLINE_BATCHES }) {
-            return;
+        let settled = if closing {
+            self.combine(usize::MAX)
+        } else {
+            match inline {
+                Inline::No => false,
+                Inline::Yes => self.combine(INLINE_BATCHES),
+                Inline::NoWait => self.combine_nowait(),
+            }
+        };
+        if !settled {
+            self.wake_thread();
         }
-        self.wake_thread();
+    }
+
+    /// An event loop's turn as combiner: one batch of at most [`EVENT_LOOP_BATCH`] operations,
+    /// committed only if the write lock is free at once. Returns false when the writer thread
+    /// must take over (anything left queued, the lock held elsewhere, a commit that would
+    /// fsync or owes a checkpoint).
+    fn combine_nowait(&self) -> bool {
+        if !self.nowait.allowed || self.nowait.put_off.load(Ordering::Acquire) {
+            return false;
+        }
+        let Some(conn) = self.conn.try_lock() else { return true };
+        let Some(c) = conn.as_ref() else { return false };
+        let mut batch = self.take(EVENT_LOOP_BATCH);
+        if batch.is_empty() {
+            return true;
+        }
+        if !try_commit_batch(c, &mut batch, &self.hub, self.nowait.busy_timeout) {
+            self.put_back(batch);
+            return false;
+        }
+        drop(conn);
+        self.queued.lock().ops.is_empty()
+    }
+
+    /// Returns a batch that was taken but not run to the front of the queue, in its order
+    /// (the connection is still held, so no other combiner took anything meanwhile).
+    fn put_back(&self, batch: Vec<Box<dyn WriteOp>>) {
+        let mut q = self.queued.lock();
+        q.taken -= batch.len() as u64;
+        for op in batch.into_iter().rev() {
+            q.ops.push_front(op);
+        }
     }
 
     /// Refuses new operations and lets the writer thread commit what is queued, then close
@@ -177,8 +253,12 @@ impl GroupCommit {
     }
 
     fn take_batch(&self) -> Vec<Box<dyn WriteOp>> {
+        self.take(MAX_BATCH)
+    }
+
+    fn take(&self, max: usize) -> Vec<Box<dyn WriteOp>> {
         let mut q = self.queued.lock();
-        let n = q.ops.len().min(MAX_BATCH);
+        let n = q.ops.len().min(max);
         q.taken += n as u64;
         q.ops.drain(..n).collect()
     }

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use crate::checkpoint;
 use crate::error::{closed, SqlResultExt};
-use crate::group_commit::{GroupCommit, Ticket};
+use crate::group_commit::{GroupCommit, Inline, Ticket};
 use crate::options::{Durability, SqliteOptions};
 use crate::readers::{self, ReadJob};
 use crate::schema;
@@ -200,7 +200,9 @@ impl SqliteStore {
         let hub = Arc::new(Hub::new());
         let spawn_err = |e: std::io::Error| Error::backend(format!("cannot start sqlite threads: {e}"));
         let (read_tx, mut threads) = readers::spawn(read_conns).map_err(spawn_err)?;
-        let writer = GroupCommit::start(conn, ckpt, hub.clone()).map_err(spawn_err)?;
+        let no_fsync = opts.durability == Durability::Normal;
+        let busy = Duration::from_millis(opts.busy_timeout_ms);
+        let writer = GroupCommit::start(conn, ckpt, hub.clone(), no_fsync, busy).map_err(spawn_err)?;
         let core = Arc::new(Core {
             path: path.to_path_buf(),
             writer,
@@ -280,7 +282,8 @@ impl SqliteStore {
     }
 
     /// Like [`Self::write`], for small operations (well under a millisecond of SQLite work):
-    /// committed on the calling thread when the write connection is free.
+    /// committed on the calling thread when the write connection is free (on an event loop's
+    /// thread, only when that needs no wait: see `group_commit`).
     pub(crate) async fn write_small<T, F>(&self, needs_counts: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
@@ -296,12 +299,17 @@ impl SqliteStore {
         F: FnOnce(&mut WriteCtx<'_>) -> Result<T> + Send + 'static,
     {
         self.check_open()?;
+        let inline = match (small, flexiq_core::event_loop::is_this_thread()) {
+            (false, _) => Inline::No,
+            (true, false) => Inline::Yes,
+            (true, true) => Inline::NoWait,
+        };
         let (tx, rx) = oneshot::channel();
         let op: Box<dyn WriteOp> = Box::new(Op::new(f, needs_counts, tx));
         let writer = &self.h.core.writer;
-        let ticket = writer.push(op, small)?;
-        if small {
-            let settle = SettleOnDrop { writer, ticket };
+        let ticket = writer.push(op, inline)?;
+        if inline != Inline::No {
+            let settle = SettleOnDrop { writer, ticket, inline };
             tokio::task::yield_now().await;
             drop(settle);
         }
@@ -332,11 +340,12 @@ impl SqliteStore {
 struct SettleOnDrop<'a> {
     writer: &'a GroupCommit,
     ticket: Ticket,
+    inline: Inline,
 }
 
 impl Drop for SettleOnDrop<'_> {
     fn drop(&mut self) {
-        self.writer.settle(self.ticket, true);
+        self.writer.settle(self.ticket, self.inline);
     }
 }
 

@@ -9,6 +9,7 @@
 //! write per queue instead of one per job.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
 
 use flexiq_core::{Error, JobStatus, Result};
 use rusqlite::{Connection, OptionalExtension};
@@ -304,9 +305,37 @@ struct Committed {
 
 /// Commits `batch` as one transaction, then wakes waiters and replies to every operation.
 pub(crate) fn commit_batch(conn: &Connection, batch: &mut Vec<Box<dyn WriteOp>>, hub: &Hub) {
+    let begun = exec(conn, "BEGIN IMMEDIATE");
+    commit_begun(conn, batch, hub, begun);
+}
+
+/// Like [`commit_batch`], but without waiting for the write lock: when another connection
+/// (another process) holds it, returns false at once with `batch` untouched and nothing
+/// written. The connection's busy timeout (`busy_timeout`) is restored once the lock is held.
+pub(crate) fn try_commit_batch(
+    conn: &Connection,
+    batch: &mut Vec<Box<dyn WriteOp>>,
+    hub: &Hub,
+    busy_timeout: Duration,
+) -> bool {
+    let _ = conn.busy_timeout(Duration::ZERO);
+    let begun = conn.execute_batch("BEGIN IMMEDIATE");
+    let _ = conn.busy_timeout(busy_timeout);
+    match begun {
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => false,
+        begun => {
+            commit_begun(conn, batch, hub, begun.db());
+            true
+        }
+    }
+}
+
+/// Runs `batch` in the transaction `begun` opened (or answers every operation with the
+/// error that kept it from opening) and replies to each.
+fn commit_begun(conn: &Connection, batch: &mut Vec<Box<dyn WriteOp>>, hub: &Hub, begun: Result<()>) {
     let track_jobs = hub.has_job_waiters();
     let mut ctx = WriteCtx { conn, op: Effects::default(), batch: Effects::default(), track_jobs };
-    let outcome = run_batch(&mut ctx, batch, hub);
+    let outcome = begun.and_then(|()| run_batch(&mut ctx, batch, hub));
     let effects = std::mem::take(&mut ctx.batch);
     if let Ok(Some(Committed { gen: Some(gen), .. })) = outcome {
         hub.set_own_gen(gen);
@@ -333,11 +362,10 @@ fn exec(conn: &Connection, sql: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs the batch in one transaction; `Ok(None)` when its single operation failed and was
-/// rolled back.
+/// Runs the batch in the open transaction and commits it; `Ok(None)` when its single
+/// operation failed and was rolled back.
 fn run_batch(ctx: &mut WriteCtx<'_>, batch: &mut [Box<dyn WriteOp>], hub: &Hub) -> Result<Option<Committed>> {
     let conn = ctx.conn;
-    exec(conn, "BEGIN IMMEDIATE")?;
     let single = batch.len() == 1;
     let body = (|| {
         for op in batch.iter_mut() {

@@ -11,6 +11,7 @@
 
 mod admin;
 mod close;
+mod event_loop;
 mod events;
 mod fair_batch;
 mod fences;
