@@ -18,6 +18,7 @@
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod args;
+mod bridge;
 mod context;
 mod error;
 mod events;

@@ -5,8 +5,11 @@
 //! inside the store's enqueue; the `dedup` option itself is converted with the other enqueue
 //! options (`options.rs`).
 
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
 use napi_derive::napi;
 
+use crate::bridge;
 use crate::error::{IntoNapi, Result};
 use crate::options::JobOptions;
 use crate::queue::NativeQueue;
@@ -24,17 +27,20 @@ pub struct EnqueueOutcome {
 #[napi]
 impl NativeQueue {
     /// Enqueues one job (payload JSON text) like `enqueue` and says whether it was inserted.
-    #[napi]
-    pub async fn enqueue_outcome(
+    #[napi(ts_return_type = "Promise<EnqueueOutcome>")]
+    pub fn enqueue_outcome<'env>(
         &self,
+        env: &'env Env,
         task: String,
         payload: String,
         options: Option<JobOptions>,
-    ) -> Result<EnqueueOutcome> {
+    ) -> Result<PromiseRaw<'env, EnqueueOutcome>> {
         let opts = options.map(JobOptions::resolve).transpose()?.unwrap_or_default();
         let q = self.queue()?;
-        let out = q.enqueue_outcome(&task, payload.into_bytes(), opts).await.napi()?;
-        Ok(EnqueueOutcome { id: out.id.to_string(), deduplicated: !out.created })
+        bridge::promise(env, async move {
+            let out = q.enqueue_outcome(&task, payload.into_bytes(), opts).await.napi()?;
+            Ok(EnqueueOutcome { id: out.id.to_string(), deduplicated: !out.created })
+        })
     }
 
     /// The job holding dedup key `key` now; `null` when the key is free.

@@ -2,9 +2,11 @@
 //! replays and the dependency graph.
 
 use flexiq_runtime::EnqueueItem;
-use napi::bindgen_prelude::block_on;
+use napi::bindgen_prelude::{block_on, PromiseRaw};
+use napi::Env;
 use napi_derive::napi;
 
+use crate::bridge;
 use crate::error::{IntoNapi, Result};
 use crate::options::{EnqueueManyItem, JobOptions};
 use crate::queue::NativeQueue;
@@ -114,21 +116,28 @@ impl NativeQueue {
 impl NativeQueue {
     /// Enqueues one job whose payload is JSON text; resolves to its id (an existing job's id
     /// when its unique key deduplicated it).
-    #[napi]
-    pub async fn enqueue(
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn enqueue<'env>(
         &self,
+        env: &'env Env,
         task: String,
         payload: String,
         options: Option<JobOptions>,
-    ) -> Result<String> {
+    ) -> Result<PromiseRaw<'env, String>> {
         let opts = options.map(JobOptions::resolve).transpose()?.unwrap_or_default();
         let q = self.queue()?;
-        Ok(q.enqueue(&task, payload.into_bytes(), opts).await.napi()?.to_string())
+        bridge::promise(env, async move {
+            Ok(q.enqueue(&task, payload.into_bytes(), opts).await.napi()?.to_string())
+        })
     }
 
     /// Enqueues a batch in one transaction (all or none); resolves to the ids in order.
-    #[napi]
-    pub async fn enqueue_many(&self, items: Vec<EnqueueManyItem>) -> Result<Vec<String>> {
+    #[napi(ts_return_type = "Promise<Array<string>>")]
+    pub fn enqueue_many<'env>(
+        &self,
+        env: &'env Env,
+        items: Vec<EnqueueManyItem>,
+    ) -> Result<PromiseRaw<'env, Vec<String>>> {
         let items = items
             .into_iter()
             .map(|i| {
@@ -140,6 +149,8 @@ impl NativeQueue {
             })
             .collect::<Result<Vec<_>>>()?;
         let q = self.queue()?;
-        Ok(q.enqueue_many(items).await.napi()?.into_iter().map(|id| id.to_string()).collect())
+        bridge::promise(env, async move {
+            Ok(q.enqueue_many(items).await.napi()?.into_iter().map(|id| id.to_string()).collect())
+        })
     }
 }
