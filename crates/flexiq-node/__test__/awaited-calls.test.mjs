@@ -1,7 +1,9 @@
 // The awaited enqueue calls run their store work without holding up the event loop: on
 // SQLite, a write lock another process holds is waited for off the loop, while timers keep
 // firing; many calls in flight settle each with its own outcome; a call racing `close()`
-// settles; and a process whose calls are all settled exits on its own.
+// settles; a process whose calls are all settled exits on its own; and worker threads that
+// each load the addon in turn, exiting with calls in flight, neither crash nor lose a call
+// that resolved.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,6 +14,7 @@ import { Queue } from '../index.mjs';
 import { BACKENDS, storeFixture } from './helpers.mjs';
 
 const INDEX = fileURLToPath(new URL('../index.mjs', import.meta.url));
+const THREADS_HOST = fileURLToPath(new URL('./threads-host.mjs', import.meta.url));
 
 /** A Python child holding SQLite's write lock on `file` until it reads a line. */
 async function holdWriteLock(file) {
@@ -106,6 +109,18 @@ for (const backend of BACKENDS) {
       const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 });
       const id = out.toString().trim();
       assert.match(id, /^[0-9a-f-]{36}$/);
+    });
+
+    it('worker threads loading the addon one after another exit cleanly, calls in flight', async () => {
+      const out = execFileSync(process.execPath, [THREADS_HOST, store.url], { timeout: 60_000 });
+      const { ids } = JSON.parse(out.toString().trim().split('\n').pop());
+      assert.equal(ids.length, 60);
+      assert.equal(new Set(ids).size, 60);
+      const q = await store.open();
+      for (const id of ids) assert.equal(q.getJob(id).status, 'pending');
+      // The calls left in flight either committed or not: never more than were started.
+      const pending = q.countPendingByQueue('default');
+      assert.ok(pending >= 60 && pending <= 90, `pending ${pending}`);
     });
   });
 }

@@ -13,7 +13,9 @@
 /// The addon's Rust allocations (jobs, payloads, contexts, futures) come from mimalloc: many
 /// are made on the runtime's threads and freed on the event loop's thread, which glibc's
 /// per-thread arenas turn into lock traffic and consolidation passes (a drain at concurrency
-/// 8 ran 15-25% faster with it).
+/// 8 ran 15-25% faster with it). mimalloc's v2 line: v3's thread-local heaps crashed a
+/// process whose worker threads loaded the addon one after another
+/// (`__test__/threads-host.mjs`).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
