@@ -92,6 +92,8 @@ impl Wake for CallWaker {
 struct Pending {
     deferred: sys::napi_deferred,
     call: Call,
+    /// Made once per call: a call is polled two or three times.
+    waker: Waker,
 }
 
 /// One JS thread's pending calls.
@@ -189,8 +191,7 @@ unsafe extern "C" fn run_woken(
 impl Local {
     fn poll(self: &Rc<Self>, slot: u64) {
         let Some(mut p) = self.pending.borrow_mut().remove(&slot) else { return };
-        let waker = Waker::from(Arc::new(CallWaker { shared: self.shared.clone(), slot }));
-        let mut cx = Context::from_waker(&waker);
+        let mut cx = Context::from_waker(&p.waker);
         let polled =
             within_runtime_if_available(|| catch_unwind(AssertUnwindSafe(|| p.call.as_mut().poll(&mut cx))));
         let settle = match polled {
@@ -239,7 +240,8 @@ where
     if l.pending.borrow().is_empty() {
         check(unsafe { sys::napi_ref_threadsafe_function(raw, l.tsfn) })?;
     }
-    l.pending.borrow_mut().insert(slot, Pending { deferred, call: Box::pin(call) });
+    let waker = Waker::from(Arc::new(CallWaker { shared: l.shared.clone(), slot }));
+    l.pending.borrow_mut().insert(slot, Pending { deferred, call: Box::pin(call), waker });
     l.poll(slot);
     Ok(PromiseRaw::new(raw, promise))
 }

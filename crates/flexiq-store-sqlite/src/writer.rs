@@ -319,12 +319,12 @@ pub(crate) fn try_commit_batch(
     busy_timeout: Duration,
 ) -> bool {
     let _ = conn.busy_timeout(Duration::ZERO);
-    let begun = conn.execute_batch("BEGIN IMMEDIATE");
+    let begun = conn.prepare_cached("BEGIN IMMEDIATE").and_then(|mut s| s.execute([]));
     let _ = conn.busy_timeout(busy_timeout);
     match begun {
         Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => false,
         begun => {
-            commit_begun(conn, batch, hub, begun.db());
+            commit_begun(conn, batch, hub, begun.map(drop).db());
             true
         }
     }
