@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use flexiq_core::ClaimedJob;
 use parking_lot::Mutex;
+use tokio::time::Instant;
 
 use super::combine::ClaimShape;
 
@@ -25,11 +26,11 @@ pub(crate) const AHEAD_TTL: Duration = Duration::from_secs(1);
 /// The reason a given-back job carries (as `deferred: ...` in its last error).
 pub(crate) const GIVE_BACK_REASON: &str = "claimed ahead for a host that did not dequeue it";
 
-/// One job held for a worker, with the shape it was claimed for.
+/// One job held for a worker, with the shape it was claimed for and when it goes back.
 struct Held<T> {
     shape: ClaimShape,
     job: T,
-    seq: u64,
+    due: Instant,
 }
 
 /// What a dequeue finds held for its worker.
@@ -43,20 +44,24 @@ pub(crate) enum Found<T = ClaimedJob> {
 }
 
 /// The jobs held for workers, at most one per worker id.
+///
+/// A held job's deadline is kept with it, and one sweeper per queue handle gives back what
+/// passed its deadline (see `Combiner::sweep`): a busy process holds a job per host per store
+/// call, and a timer task for each would cost more than the claims it saves.
 pub(crate) struct Ahead<T = ClaimedJob> {
-    slots: Mutex<(u64, HashMap<String, Held<T>>)>,
+    slots: Mutex<HashMap<String, Held<T>>>,
 }
 
 impl<T> Default for Ahead<T> {
     fn default() -> Self {
-        Ahead { slots: Mutex::new((0, HashMap::new())) }
+        Ahead { slots: Mutex::new(HashMap::new()) }
     }
 }
 
 impl<T> Ahead<T> {
     /// Takes what is held for `worker`.
     pub(crate) fn take(&self, worker: &str, shape: &ClaimShape) -> Found<T> {
-        let held = self.slots.lock().1.remove(worker);
+        let held = self.slots.lock().remove(worker);
         match held {
             None => Found::Nothing,
             Some(h) if &h.shape == shape => Found::Job(h.job),
@@ -66,34 +71,35 @@ impl<T> Ahead<T> {
 
     /// Whether a job is held for `worker`.
     pub(crate) fn holds(&self, worker: &str) -> bool {
-        self.slots.lock().1.contains_key(worker)
+        self.slots.lock().contains_key(worker)
     }
 
-    /// Holds `job` for `worker` and returns its ticket for [`Ahead::expire`], or gives the job
-    /// back (`Err`) when the worker already has one.
-    pub(crate) fn put(&self, worker: &str, shape: ClaimShape, job: T) -> Result<u64, T> {
+    /// Holds `job` for `worker` until `due`, or gives the job back (`Err`) when the worker
+    /// already has one.
+    pub(crate) fn put(&self, worker: &str, shape: ClaimShape, job: T, due: Instant) -> Result<(), T> {
         let mut slots = self.slots.lock();
-        if slots.1.contains_key(worker) {
+        if slots.contains_key(worker) {
             return Err(job);
         }
-        slots.0 += 1;
-        let seq = slots.0;
-        slots.1.insert(worker.to_string(), Held { shape, job, seq });
-        Ok(seq)
+        slots.insert(worker.to_string(), Held { shape, job, due });
+        Ok(())
     }
 
-    /// The job held for `worker` under ticket `seq`, if the host has not taken it.
-    pub(crate) fn expire(&self, worker: &str, seq: u64) -> Option<T> {
+    /// The earliest deadline of a held job, or `None` when nothing is held.
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        self.slots.lock().values().map(|h| h.due).min()
+    }
+
+    /// Takes every held job whose deadline is at or before `now`.
+    pub(crate) fn take_due(&self, now: Instant) -> Vec<T> {
         let mut slots = self.slots.lock();
-        if slots.1.get(worker).is_some_and(|h| h.seq == seq) {
-            return slots.1.remove(worker).map(|h| h.job);
-        }
-        None
+        let due: Vec<String> = slots.iter().filter(|(_, h)| h.due <= now).map(|(w, _)| w.clone()).collect();
+        due.into_iter().filter_map(|w| slots.remove(&w)).map(|h| h.job).collect()
     }
 
     /// Every held job, emptying the slots.
     pub(crate) fn drain(&self) -> Vec<T> {
-        self.slots.lock().1.drain().map(|(_, h)| h.job).collect()
+        self.slots.lock().drain().map(|(_, h)| h.job).collect()
     }
 }
 
@@ -108,25 +114,32 @@ mod tests {
     #[test]
     fn one_job_per_worker_taken_by_its_shape_only() {
         let ahead = Ahead::<u32>::default();
-        assert!(ahead.put("w1", shape("a"), 1).is_ok());
-        assert_eq!(ahead.put("w1", shape("a"), 2), Err(2), "a second job for w1 is refused");
+        let due = Instant::now() + AHEAD_TTL;
+        assert!(ahead.put("w1", shape("a"), 1, due).is_ok());
+        assert_eq!(ahead.put("w1", shape("a"), 2, due), Err(2), "a second job for w1 is refused");
         assert!(ahead.holds("w1") && !ahead.holds("w2"));
         assert!(matches!(ahead.take("w1", &shape("b")), Found::Other(1)));
         assert!(matches!(ahead.take("w1", &shape("a")), Found::Nothing));
-        ahead.put("w1", shape("a"), 3).unwrap();
+        ahead.put("w1", shape("a"), 3, due).unwrap();
         assert!(matches!(ahead.take("w1", &shape("a")), Found::Job(3)));
     }
 
     #[test]
-    fn expiry_takes_only_the_ticketed_job() {
+    fn only_jobs_past_their_deadline_are_due() {
         let ahead = Ahead::<u32>::default();
-        let first = ahead.put("w1", shape("a"), 1).unwrap();
-        assert!(matches!(ahead.take("w1", &shape("a")), Found::Job(1)));
-        let second = ahead.put("w1", shape("a"), 2).unwrap();
-        assert_eq!(ahead.expire("w1", first), None, "an old ticket finds nothing");
-        assert_eq!(ahead.expire("w1", second), Some(2));
-        ahead.put("w2", shape("a"), 4).unwrap();
-        assert_eq!(ahead.drain(), vec![4]);
-        assert!(!ahead.holds("w2"));
+        let t0 = Instant::now();
+        assert_eq!(ahead.next_due(), None);
+        ahead.put("w1", shape("a"), 1, t0 + Duration::from_millis(10)).unwrap();
+        ahead.put("w2", shape("a"), 2, t0 + Duration::from_millis(20)).unwrap();
+        assert_eq!(ahead.next_due(), Some(t0 + Duration::from_millis(10)));
+        assert!(ahead.take_due(t0).is_empty(), "nothing is due before its deadline");
+        assert_eq!(ahead.take_due(t0 + Duration::from_millis(15)), vec![1]);
+        assert!(!ahead.holds("w1") && ahead.holds("w2"));
+        assert_eq!(ahead.next_due(), Some(t0 + Duration::from_millis(20)));
+        ahead.put("w3", shape("a"), 3, t0 + Duration::from_millis(30)).unwrap();
+        let mut left = ahead.drain();
+        left.sort();
+        assert_eq!(left, vec![2, 3]);
+        assert_eq!(ahead.next_due(), None);
     }
 }

@@ -26,6 +26,7 @@
 //! job is held for the host's next dequeue.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use flexiq_core::store::{
@@ -94,6 +95,8 @@ pub(crate) struct Combiner {
     clock: Arc<dyn Clock>,
     line: Mutex<LineState>,
     ahead: Ahead,
+    /// Whether the sweeper of held jobs runs.
+    sweeping: AtomicBool,
 }
 
 impl Combiner {
@@ -103,6 +106,7 @@ impl Combiner {
             clock,
             line: Mutex::new(LineState { waiting: Vec::new(), flushing: false }),
             ahead: Ahead::default(),
+            sweeping: AtomicBool::new(false),
         })
     }
 
@@ -297,8 +301,36 @@ impl Combiner {
         self.answer(waiters, claimed);
     }
 
+    /// Starts the sweeper of held jobs unless it runs.
+    fn start_sweeper(self: &Arc<Self>) {
+        if !self.sweeping.swap(true, Ordering::AcqRel) {
+            let me = self.clone();
+            tokio::spawn(async move { me.sweep().await });
+        }
+    }
+
+    /// Gives back each held job at its deadline, while any is held. A put that races the
+    /// sweeper's exit finds the flag down and starts another.
+    async fn sweep(self: Arc<Self>) {
+        loop {
+            let Some(due) = self.ahead.next_due() else {
+                self.sweeping.store(false, Ordering::Release);
+                if self.ahead.next_due().is_some() && !self.sweeping.swap(true, Ordering::AcqRel) {
+                    continue;
+                }
+                return;
+            };
+            tokio::time::sleep_until(due).await;
+            let late = self.ahead.take_due(tokio::time::Instant::now());
+            if !late.is_empty() {
+                self.give_back(late).await;
+            }
+        }
+    }
+
     /// Gives the n-th claimed job to the n-th waiter, or the claim's error to all; a job
-    /// claimed ahead is held for its worker until [`AHEAD_TTL`], then given back.
+    /// claimed ahead is held for its worker until [`AHEAD_TTL`], then given back by the
+    /// sweeper.
     fn answer(self: &Arc<Self>, waiters: Vec<ClaimWaiter>, claimed: Result<Vec<ClaimedJob>>) {
         let mut jobs = match claimed {
             Ok(jobs) => jobs.into_iter(),
@@ -320,16 +352,14 @@ impl Combiner {
                 }
                 Answer::Ahead(shape) => {
                     let Some(job) = jobs.next() else { continue };
-                    let me = self.clone();
-                    match self.ahead.put(&worker, shape, job) {
-                        Ok(seq) => tokio::spawn(async move {
-                            tokio::time::sleep(AHEAD_TTL).await;
-                            if let Some(job) = me.ahead.expire(&worker, seq) {
-                                me.give_back(vec![job]).await;
-                            }
-                        }),
-                        Err(job) => tokio::spawn(async move { me.give_back(vec![job]).await }),
-                    };
+                    let due = tokio::time::Instant::now() + AHEAD_TTL;
+                    match self.ahead.put(&worker, shape, job, due) {
+                        Ok(()) => self.start_sweeper(),
+                        Err(job) => {
+                            let me = self.clone();
+                            tokio::spawn(async move { me.give_back(vec![job]).await });
+                        }
+                    }
                 }
             }
         }
