@@ -16,6 +16,7 @@ on_every_store!(
     an_ack_claims_the_hosts_next_job,
     a_held_job_counts_against_the_fairness_cap,
     a_held_job_not_taken_in_time_goes_back,
+    held_jobs_of_several_hosts_go_back_again_after_a_quiet_spell,
     other_options_cancel_and_delete_give_held_jobs_back,
 );
 
@@ -121,6 +122,36 @@ async fn a_held_job_not_taken_in_time_goes_back(q: &Queue) {
     assert!(err.starts_with("deferred: claimed ahead"), "{err}");
     let again = wf.dequeue(DequeueOptions::default()).await.unwrap().expect("the stage again");
     assert_eq!((again.job.id, again.job.attempt), (back.id, 1), "giving back did not count the attempt");
+}
+
+/// Each of `hosts` dequeues and completes one stage of `run`, so its next stage is held for it;
+/// returns the held stages' ids.
+async fn hold_one_each(hosts: &[WorkflowJobs], run: &str) -> Vec<String> {
+    for h in hosts {
+        let d = h.dequeue(DequeueOptions::default()).await.unwrap().expect("a stage for each host");
+        assert_eq!(h.complete(d.job.id.as_str(), Some(d.fence)).await.unwrap(), AckOutcome::Acknowledged);
+    }
+    let held = running(&hosts[0], run).await;
+    assert_eq!(held.len(), hosts.len(), "one stage held per host: {held:?}");
+    held.into_iter().map(|j| j.stage_id).collect()
+}
+
+async fn held_jobs_of_several_hosts_go_back_again_after_a_quiet_spell(q: &Queue) {
+    let hosts: Vec<WorkflowJobs> = ["h1", "h2", "h3"].iter().map(|w| ahead_view(q, w, None)).collect();
+    let specs = (0..12).map(|i| stage("r", &format!("s{i:02}"))).collect();
+    hosts[0].enqueue_parallel(specs).await.unwrap();
+    // Twice: the second round starts after every held job went back, when nothing was held.
+    for round in 0..2 {
+        for stage_id in hold_one_each(&hosts, "r").await {
+            let back = wait_until_pending(&hosts[0], "r", &stage_id).await;
+            assert_eq!(back.status, JobStatus::Pending, "round {round}: {back:?}");
+            assert_eq!((back.attempt, back.worker_id.as_deref()), (0, None), "round {round}: {back:?}");
+        }
+    }
+    let jobs = hosts[0].get_jobs_by_workflow_run("r").await.unwrap();
+    let done = jobs.iter().filter(|j| j.status == JobStatus::Completed).count();
+    assert_eq!(done, 6, "two rounds of three hosts completed one stage each: {jobs:?}");
+    assert_eq!(jobs.iter().filter(|j| j.status == JobStatus::Pending).count(), 6, "{jobs:?}");
 }
 
 async fn other_options_cancel_and_delete_give_held_jobs_back(q: &Queue) {
