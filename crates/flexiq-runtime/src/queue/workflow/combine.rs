@@ -343,6 +343,8 @@ impl Combiner {
                 return;
             }
         };
+        // Every job held by this answer goes back at the same moment.
+        let due = tokio::time::Instant::now() + AHEAD_TTL;
         for (worker, answer) in waiters {
             match answer {
                 // A caller that stopped waiting lost nothing it could use: its job's lease
@@ -352,7 +354,6 @@ impl Combiner {
                 }
                 Answer::Ahead(shape) => {
                     let Some(job) = jobs.next() else { continue };
-                    let due = tokio::time::Instant::now() + AHEAD_TTL;
                     match self.ahead.put(&worker, shape, job, due) {
                         Ok(()) => self.start_sweeper(),
                         Err(job) => {
