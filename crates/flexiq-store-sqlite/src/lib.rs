@@ -2,9 +2,10 @@
 //!
 //! The file runs in WAL mode. One write connection group-commits: every queued write is
 //! drained into one `BEGIN IMMEDIATE` transaction, each operation in its own savepoint, with
-//! replies after the single commit. Small writes are committed on the caller's own thread when
-//! the connection is free (no thread hand-off); bulk ones by a writer thread. A small pool of reader threads serves
-//! lookups, listings and stats. Every status change goes through
+//! replies after the single commit; its WAL frames go out in one write (`wal_vfs.rs`). Small
+//! writes are committed on the caller's own thread when the connection is free (no thread
+//! hand-off); bulk ones by a writer thread. A small pool of reader threads serves lookups,
+//! listings and stats. Every status change goes through
 //! [`flexiq_core::transition`]. Per (namespace, queue, status) counters are kept in the same
 //! transactions, so stats and `count_pending` never scan jobs. Waiting claimers wake on an
 //! in-process signal, on another process's commit (seen through `PRAGMA data_version`), or when
@@ -66,6 +67,7 @@ mod settings;
 mod store;
 mod wait;
 mod wake;
+mod wal_vfs;
 mod workflow;
 mod workflow_claim;
 mod writer;

@@ -19,6 +19,7 @@ use crate::options::{Durability, SqliteOptions};
 use crate::readers::{self, ReadJob};
 use crate::schema;
 use crate::wake::{self, Hub};
+use crate::wal_vfs;
 use crate::writer::{Op, WriteCtx, WriteOp};
 
 /// Threads and connections of one open file, shared by every handle and namespace on it.
@@ -142,8 +143,14 @@ fn connect(path: &Path, opts: &SqliteOptions, create: bool) -> Result<Connection
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }
-    let conn = Connection::open_with_flags(path, flags)
-        .map_err(|e| Error::backend(format!("cannot open sqlite file {}: {e}", path.display())))?;
+    // The write connection appends each commit's WAL frames in one write (see `wal_vfs`).
+    let opened = if create {
+        Connection::open_with_flags_and_vfs(path, flags, wal_vfs::name()?)
+    } else {
+        Connection::open_with_flags(path, flags)
+    };
+    let conn =
+        opened.map_err(|e| Error::backend(format!("cannot open sqlite file {}: {e}", path.display())))?;
     conn.busy_timeout(Duration::from_millis(opts.busy_timeout_ms)).db()?;
     conn.set_prepared_statement_cache_capacity(256);
     // Cached statements have their bindings cleared when returned to the cache, and SQLite

@@ -7,7 +7,9 @@
 //! version 7 upgrade (edge policies and dedup records) with the removals that drop a dedup
 //! record beside its holder, and job schedulers (the schema version 8 upgrade, refused slots,
 //! rows this build cannot read), and the events stream (the triggers under the batched writes,
-//! a reader woken by another process, the schema version 9 upgrade, the per-namespace switch).
+//! a reader woken by another process, the schema version 9 upgrade, the per-namespace switch),
+//! and the write connection's WAL writes (commits visible at once, a spilled transaction, a
+//! killed writer).
 
 mod admin;
 mod close;
@@ -25,6 +27,7 @@ mod plans;
 mod schedulers;
 mod stalls;
 mod two_process;
+mod wal_frames;
 
 use flexiq_core::{EnqueueOptions, NewJob};
 
