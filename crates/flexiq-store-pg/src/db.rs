@@ -16,6 +16,17 @@ use uuid::Uuid;
 
 use crate::error;
 
+/// The settings of a transaction whose statements run on the generic plan their prepared
+/// statement caches instead of being planned again for each execution's parameters: for large
+/// statements that take longer to plan than to run and whose plan does not depend on the
+/// parameter values. Sequential scans are off while such a plan is made: these statements
+/// find every row through an index, and a plan made when the tables were new and nearly empty
+/// (their statistics say so until the first `ANALYZE`) would otherwise scan the jobs table for
+/// each claimed job, and keep doing so for the connection's life. One statement, so that it can
+/// also be sent prepared.
+pub(crate) const GENERIC_SETTINGS: &str =
+    "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)";
+
 /// A pooled connection that knows whether it is inside a transaction.
 pub(crate) struct Conn {
     obj: Option<Object>,
@@ -85,20 +96,15 @@ impl Conn {
     }
 
     /// Like [`Conn::begin_relaxed`], and the transaction's statements run on the generic plan
-    /// their prepared statement caches instead of being planned again for each execution's
-    /// parameters: for large statements that take longer to plan than to run and whose plan
-    /// does not depend on the parameter values.
+    /// their prepared statement caches (see [`GENERIC_SETTINGS`]).
     pub(crate) async fn begin_relaxed_generic(&self) -> Result<()> {
-        self.begin_as(
-            "BEGIN; SET LOCAL synchronous_commit TO off; SET LOCAL plan_cache_mode TO force_generic_plan",
-        )
-        .await
+        self.begin_as(&format!("BEGIN; SET LOCAL synchronous_commit TO off; {GENERIC_SETTINGS}")).await
     }
 
     /// Sends `BEGIN` for a transaction whose statements run on their cached generic plans
-    /// (see [`Conn::begin_relaxed_generic`]) and whose commit waits for the WAL flush.
+    /// (see [`GENERIC_SETTINGS`]) and whose commit waits for the WAL flush.
     pub(crate) async fn begin_generic(&self) -> Result<()> {
-        self.begin_as("BEGIN; SET LOCAL plan_cache_mode TO force_generic_plan").await
+        self.begin_as(&format!("BEGIN; {GENERIC_SETTINGS}")).await
     }
 
     /// Sends `COMMIT`.

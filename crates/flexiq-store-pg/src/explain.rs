@@ -46,6 +46,67 @@ impl PgStore {
         self.explain(&format!("EXPLAIN {}", self.sql(&statement)), &params).await
     }
 
+    /// The generic plan the one-statement fair claim of `req` runs on: the host loop's
+    /// transactions prepare it once per connection and keep the plan made then (see
+    /// `GENERIC_SETTINGS` in `db.rs`), so this is the plan a connection that first claims now
+    /// would keep, from the tables' statistics as they are. Shown by `EXPLAIN EXECUTE` of the
+    /// statement prepared in a transaction that is rolled back: nothing is claimed or written.
+    pub async fn explain_claim_fair_generic(&self, req: &ClaimFairRequest) -> Result<String> {
+        req.validate()?;
+        let (st, step) = claim_effect(req.now)?;
+        let text = |v: &str| format!("'{}'", v.replace('\'', "''"));
+        let texts = |vs: &[Option<&str>]| {
+            let items: Vec<String> = vs.iter().map(|v| v.map_or_else(|| "NULL".to_string(), text)).collect();
+            format!("ARRAY[{}]::text[]", items.join(", "))
+        };
+        let workflows: Vec<Option<&str>> = req.serves.iter().map(|s| Some(s.workflow_id.as_str())).collect();
+        let versions: Vec<Option<&str>> =
+            req.serves.iter().map(|s| s.definition_version.as_deref()).collect();
+        let mut args = vec![
+            text(&self.ns),
+            texts(&req.queues.iter().map(|q| Some(q.as_str())).collect::<Vec<_>>()),
+            req.now.to_string(),
+            req.workers.len().to_string(),
+            st.to_string(),
+            step.to_string(),
+            texts(&req.workers.iter().map(|w| Some(w.as_str())).collect::<Vec<_>>()),
+            texts(&workflows),
+            texts(&versions),
+        ];
+        let statement = match req.group_cap {
+            None => best_free_sql(false),
+            Some(cap) => {
+                args.push(cap.to_string());
+                fair_free_sql(false)
+            }
+        };
+        let c = self.conn().await?;
+        let what = "explain generic fair claim";
+        let fail = |e| crate::error::pg(what, e);
+        c.begin_generic().await?;
+        let run = async {
+            c.batch_execute(&format!("PREPARE flexiq_generic_claim AS {}", self.sql(&statement)))
+                .await
+                .map_err(fail)?;
+            let rows = c
+                .simple_query(&format!("EXPLAIN EXECUTE flexiq_generic_claim({})", args.join(", ")))
+                .await
+                .map_err(fail)?;
+            c.batch_execute("DEALLOCATE flexiq_generic_claim").await.map_err(fail)?;
+            let lines: Vec<String> = rows
+                .iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                    _ => None,
+                })
+                .collect();
+            Ok(lines.join("\n"))
+        };
+        let plan = run.await;
+        c.rollback().await;
+        plan
+    }
+
     /// The plan PostgreSQL picks for a keyset page of `list_jobs_after(filter, limit, after)`.
     pub async fn explain_list_jobs_after(
         &self,

@@ -52,7 +52,7 @@ impl PgStore {
                     self.cascade(&c, &changes, now, &mut fx).await?;
                 }
                 // Prepared, so that it goes out in the claim's flight as one message ahead of it.
-                let generic = c.prep(WHAT, "SET LOCAL plan_cache_mode TO force_generic_plan").await?;
+                let generic = c.prep(WHAT, crate::db::GENERIC_SETTINGS).await?;
                 let generic = async { c.execute(&generic, &[]).await.map(|_| ()).map_err(|e| pg(WHAT, e)) };
                 let rows = self.free_flight(&c, &claim, None, generic).await?;
                 Ok((outcomes, rows))

@@ -91,6 +91,46 @@ async fn the_fair_claim_is_index_seeks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_generic_fair_claim_made_on_new_tables_seeks_jobs_by_index() {
+    use flexiq_core::store::{ClaimFairRequest, UpsertStagesRequest, Workflows};
+    use flexiq_core::{EnqueueOptions, NewJob};
+
+    // Never analyzed: the statistics of a deployment's first minutes, when the host loop's
+    // connections make the generic plans they keep.
+    let schema = fresh_schema("genplan");
+    let s = open(&schema, 2).await;
+    let now = 1_000_000;
+    let jobs = (0..1_000)
+        .map(|i| {
+            let opts = EnqueueOptions {
+                queue: Some("workflow".into()),
+                group_key: Some(format!("tenant-{}", i % 100)),
+                workflow_run_id: Some(format!("run-{}", i % 10)),
+                workflow_stage_id: Some(format!("stage-{i}")),
+                ..Default::default()
+            };
+            NewJob::build("wf", b"{}".to_vec(), opts, now).unwrap()
+        })
+        .collect();
+    s.upsert_stages(UpsertStagesRequest { jobs, now }).await.unwrap();
+    for group_cap in [None, Some(2)] {
+        let req = ClaimFairRequest {
+            queues: vec!["workflow".into()],
+            serves: Vec::new(),
+            workers: (0..8).map(|w| format!("w{w}")).collect(),
+            group_cap,
+            now,
+        };
+        let plan = s.explain_claim_fair_generic(&req).await.unwrap();
+        assert!(plan.contains("jobs_pkey"), "the claimed rows are not found by id:\n{plan}");
+        assert_index_only(&plan);
+    }
+    // Nothing was claimed.
+    assert_eq!(s.count_pending("workflow").await.unwrap(), 1_000);
+    drop_schema(&schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_events_page_is_an_index_seek() {
     use flexiq_core::store::{Events, ReadEventsRequest};
 
