@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use flexiq_core::store::{ClaimRequest, EnqueueRequest, JobStore};
 use flexiq_core::{EnqueueOptions, NewJob, Store};
-use flexiq_store_sqlite::{SqliteOptions, SqliteStore};
+use flexiq_store_sqlite::{Durability, SqliteOptions, SqliteStore};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::two_process::{child_role, spawn_child};
@@ -30,23 +30,27 @@ fn integrity(db: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_commit_is_readable_by_another_connection_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("frames.db");
-    let s = SqliteStore::open(&db, SqliteOptions::default()).unwrap();
-    let r = reader(&db);
-    for i in 1..=300_i64 {
-        s.enqueue(EnqueueRequest { jobs: vec![job_on("q")], max_pending: None, now: T0 }).await.unwrap();
-        assert_eq!(count(&r, "SELECT COUNT(*) FROM jobs"), i, "commit {i} not visible to a reader");
-        if i % 50 == 0 {
-            // Claims rewrite pages the enqueues wrote: the commits that follow change old frames' pages.
-            let req = ClaimRequest { queues: vec!["q".into()], limit: 20, worker_id: "w".into(), now: T0 };
-            let got = s.claim(req).await.unwrap();
-            assert_eq!(got.len(), 20);
-            assert_eq!(count(&r, "SELECT COUNT(*) FROM jobs WHERE status = 1"), i / 50 * 20);
+    // `full` syncs the WAL at each commit, so the kept frames are also written out by the sync.
+    for durability in [Durability::Normal, Durability::Full] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("frames.db");
+        let s = SqliteStore::open(&db, SqliteOptions { durability, ..Default::default() }).unwrap();
+        let r = reader(&db);
+        for i in 1..=300_i64 {
+            s.enqueue(EnqueueRequest { jobs: vec![job_on("q")], max_pending: None, now: T0 }).await.unwrap();
+            assert_eq!(count(&r, "SELECT COUNT(*) FROM jobs"), i, "commit {i} not visible ({durability:?})");
+            if i % 50 == 0 {
+                // Claims rewrite pages the enqueues wrote: later commits change old frames' pages.
+                let req =
+                    ClaimRequest { queues: vec!["q".into()], limit: 20, worker_id: "w".into(), now: T0 };
+                let got = s.claim(req).await.unwrap();
+                assert_eq!(got.len(), 20);
+                assert_eq!(count(&r, "SELECT COUNT(*) FROM jobs WHERE status = 1"), i / 50 * 20);
+            }
         }
+        s.close().await.unwrap();
+        assert_eq!(integrity(&db), "ok");
     }
-    s.close().await.unwrap();
-    assert_eq!(integrity(&db), "ok");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
