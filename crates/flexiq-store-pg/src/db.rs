@@ -16,6 +16,13 @@ use uuid::Uuid;
 
 use crate::error;
 
+/// The text of [`GENERIC_SETTINGS`], for the `BEGIN` strings built at compile time.
+macro_rules! generic_settings {
+    () => {
+        "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)"
+    };
+}
+
 /// The settings of a transaction whose statements run on the generic plan their prepared
 /// statement caches instead of being planned again for each execution's parameters: for large
 /// statements that take longer to plan than to run and whose plan does not depend on the
@@ -24,8 +31,7 @@ use crate::error;
 /// (their statistics say so until the first `ANALYZE`) would otherwise scan the jobs table for
 /// each claimed job, and keep doing so for the connection's life. One statement, so that it can
 /// also be sent prepared.
-pub(crate) const GENERIC_SETTINGS: &str =
-    "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)";
+pub(crate) const GENERIC_SETTINGS: &str = generic_settings!();
 
 /// A pooled connection that knows whether it is inside a transaction.
 pub(crate) struct Conn {
@@ -98,13 +104,13 @@ impl Conn {
     /// Like [`Conn::begin_relaxed`], and the transaction's statements run on the generic plan
     /// their prepared statement caches (see [`GENERIC_SETTINGS`]).
     pub(crate) async fn begin_relaxed_generic(&self) -> Result<()> {
-        self.begin_as(&format!("BEGIN; SET LOCAL synchronous_commit TO off; {GENERIC_SETTINGS}")).await
+        self.begin_as(concat!("BEGIN; SET LOCAL synchronous_commit TO off; ", generic_settings!())).await
     }
 
     /// Sends `BEGIN` for a transaction whose statements run on their cached generic plans
     /// (see [`GENERIC_SETTINGS`]) and whose commit waits for the WAL flush.
     pub(crate) async fn begin_generic(&self) -> Result<()> {
-        self.begin_as(&format!("BEGIN; {GENERIC_SETTINGS}")).await
+        self.begin_as(concat!("BEGIN; ", generic_settings!())).await
     }
 
     /// Sends `COMMIT`.

@@ -47,9 +47,8 @@ const MAX_KEPT: usize = 120 << 10;
 /// What one WAL file keeps in memory.
 #[derive(Default)]
 struct Kept {
-    /// The bytes not yet written, from `start` on.
+    /// The bytes not yet written; they end where the last write ended.
     bytes: Vec<u8>,
-    start: i64,
     /// Where the last write (kept or not) ended.
     last_end: i64,
     /// The last write was a commit frame's header: write out after the next one (its page).
@@ -156,7 +155,10 @@ unsafe extern "C" fn open(
 /// `f` is an open WAL file of this VFS.
 unsafe fn write_out(f: *mut ffi::sqlite3_file) -> c_int {
     // SAFETY: per the caller.
-    unsafe { write_out_kept(kept_of(f), inner_of(f)) }
+    let kept = unsafe { kept_of(f) };
+    kept.commit_page_next = false;
+    // SAFETY: per the caller.
+    unsafe { write_out_kept(kept, inner_of(f)) }
 }
 
 /// Writes `kept`'s bytes to the platform file `inner`; they are gone either way.
@@ -164,14 +166,14 @@ unsafe fn write_out(f: *mut ffi::sqlite3_file) -> c_int {
 /// # Safety
 /// `inner` is the open platform file `kept` belongs to.
 unsafe fn write_out_kept(kept: &mut Kept, inner: *mut ffi::sqlite3_file) -> c_int {
-    kept.commit_page_next = false;
     if kept.bytes.is_empty() {
         return ffi::SQLITE_OK;
     }
     let n = c_int::try_from(kept.bytes.len());
+    let start = kept.last_end - kept.bytes.len() as i64;
     // SAFETY: the platform file is open; the buffer outlives the call.
     let rc = match n {
-        Ok(n) => unsafe { raw_write(inner, kept.bytes.as_ptr().cast(), n, kept.start) },
+        Ok(n) => unsafe { raw_write(inner, kept.bytes.as_ptr().cast(), n, start) },
         Err(_) => ffi::SQLITE_IOERR_WRITE,
     };
     kept.bytes.clear();
@@ -196,10 +198,8 @@ unsafe extern "C" fn write(f: *mut ffi::sqlite3_file, data: *const c_void, amt: 
     let commit_header = len == FRAME_HEADER && bytes[4..8] != [0; 4];
     let follows = off == kept.last_end;
     if !follows || kept.bytes.len() + len > MAX_KEPT {
-        let due = kept.commit_page_next;
         // SAFETY: `inner` is `kept`'s open platform file.
         let rc = unsafe { write_out_kept(kept, inner) };
-        kept.commit_page_next = due;
         if rc != ffi::SQLITE_OK {
             return rc;
         }
@@ -209,9 +209,6 @@ unsafe extern "C" fn write(f: *mut ffi::sqlite3_file, data: *const c_void, amt: 
     if !follows {
         // SAFETY: as above.
         return unsafe { raw_write(inner, data, amt, off) };
-    }
-    if kept.bytes.is_empty() {
-        kept.start = off;
     }
     kept.bytes.extend_from_slice(bytes);
     if page_of_commit {

@@ -125,6 +125,18 @@ async fn the_generic_fair_claim_made_on_new_tables_seeks_jobs_by_index() {
         assert!(plan.contains("jobs_pkey"), "the claimed rows are not found by id:\n{plan}");
         assert_index_only(&plan);
     }
+    // A request the claim refuses is refused here too, and names are passed as literals intact.
+    let bad = ClaimFairRequest {
+        queues: vec!["workflow".into()],
+        serves: Vec::new(),
+        workers: Vec::new(),
+        group_cap: None,
+        now,
+    };
+    let e = s.explain_claim_fair_generic(&bad).await.unwrap_err();
+    assert!(matches!(e, flexiq_core::Error::InvalidArgument(_)), "{e:?}");
+    let quoted = ClaimFairRequest { workers: vec!["host 'a'".into()], group_cap: Some(1), ..bad };
+    assert_index_only(&s.explain_claim_fair_generic(&quoted).await.unwrap());
     // Nothing was claimed.
     assert_eq!(s.count_pending("workflow").await.unwrap(), 1_000);
     drop_schema(&schema).await;
