@@ -97,6 +97,11 @@ fn is_plain(fence: &Fence, now: i64) -> bool {
 /// The CTEs completing the running attempts named by `$p`.. (ids, attempts, start times,
 /// claim sequences, results) at `$now` in namespace `$1`, and writing their metric rows.
 /// `done` returns each completed job's id, task, queue, attempt, start and group.
+///
+/// The status test is written `j.status + 0` so that no partial index of running jobs can
+/// serve it: a plan made before the table's first `ANALYZE` (the host loop's generic plans are
+/// made then and kept) took such an index as the cheapest way in and walked every running job
+/// of the namespace for each call. Only the primary key is left, one probe per ack.
 pub(crate) fn completes_sql(now: u32, p: u32) -> String {
     let (attempts, started, seqs, results) = (p + 1, p + 2, p + 3, p + 4);
     format!(
@@ -104,7 +109,7 @@ pub(crate) fn completes_sql(now: u32, p: u32) -> String {
             heartbeat_at = NULL, result = a.result \
             FROM unnest(${p}::uuid[], ${attempts}::int4[], ${started}::int8[], ${seqs}::int8[], ${results}::bytea[]) \
               AS a(id, attempt, started_at, seq, result) \
-            WHERE j.id = a.id AND j.namespace = $1 AND j.status = {running} AND j.attempt = a.attempt \
+            WHERE j.id = a.id AND j.namespace = $1 AND j.status + 0 = {running} AND j.attempt = a.attempt \
               AND j.started_at = a.started_at AND j.claim_seq = a.seq AND NOT j.has_dependents \
             RETURNING j.id, j.task, j.queue, j.attempt, j.started_at, {GROUP} AS k), \
          met AS (INSERT INTO {{S}}.task_metrics (namespace, job_id, task, queue, attempt, success, duration_ms, recorded_at) \

@@ -7,6 +7,7 @@
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use deadpool_postgres::{Object, Pool};
 use flexiq_core::{Error, Result};
@@ -14,6 +15,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
 use uuid::Uuid;
 
+use crate::busy::{Busy, Entry};
 use crate::error;
 
 /// The text of [`GENERIC_SETTINGS`], for the `BEGIN` strings built at compile time.
@@ -37,12 +39,21 @@ pub(crate) const GENERIC_SETTINGS: &str = generic_settings!();
 pub(crate) struct Conn {
     obj: Option<Object>,
     in_tx: AtomicBool,
+    /// Its entry among the store's checked-out connections, for closing to cancel.
+    _busy: Option<Entry>,
 }
 
 impl Conn {
     pub(crate) async fn get(pool: &Pool) -> Result<Conn> {
         let obj = pool.get().await.map_err(error::pool)?;
-        Ok(Conn { obj: Some(obj), in_tx: AtomicBool::new(false) })
+        Ok(Conn { obj: Some(obj), in_tx: AtomicBool::new(false), _busy: None })
+    }
+
+    /// A connection of `pool` recorded in `busy` while it is checked out.
+    pub(crate) async fn get_busy(pool: &Pool, busy: &Arc<Busy>) -> Result<Conn> {
+        let obj = pool.get().await.map_err(error::pool)?;
+        let entry = busy.enter(obj.cancel_token());
+        Ok(Conn { obj: Some(obj), in_tx: AtomicBool::new(false), _busy: Some(entry) })
     }
 
     fn client(&self) -> &Object {

@@ -52,6 +52,17 @@ impl PgStore {
     /// would keep, from the tables' statistics as they are. Shown by `EXPLAIN EXECUTE` of the
     /// statement prepared in a transaction that is rolled back: nothing is claimed or written.
     pub async fn explain_claim_fair_generic(&self, req: &ClaimFairRequest) -> Result<String> {
+        self.explain_fair_generic(req, false).await
+    }
+
+    /// The generic plan of the statement that completes the acks of hosts and makes their
+    /// fair claim `req` in one flight (see `explain_claim_fair_generic`): its completions find
+    /// their jobs by id, however many jobs are running. Nothing is completed or claimed.
+    pub async fn explain_complete_and_claim_fair_generic(&self, req: &ClaimFairRequest) -> Result<String> {
+        self.explain_fair_generic(req, true).await
+    }
+
+    async fn explain_fair_generic(&self, req: &ClaimFairRequest, completes: bool) -> Result<String> {
         req.validate()?;
         let (st, step) = claim_effect(req.now)?;
         let text = |v: &str| format!("'{}'", v.replace('\'', "''"));
@@ -74,12 +85,17 @@ impl PgStore {
             texts(&versions),
         ];
         let statement = match req.group_cap {
-            None => best_free_sql(false),
+            None => best_free_sql(completes),
             Some(cap) => {
                 args.push(cap.to_string());
-                fair_free_sql(false)
+                fair_free_sql(completes)
             }
         };
+        if completes {
+            // The acks' parameters, after the cap (see `completes_sql`): none, as a generic
+            // plan does not depend on them.
+            args.extend(["uuid", "int4", "int8", "int8", "bytea"].map(|t| format!("'{{}}'::{t}[]")));
+        }
         let c = self.conn().await?;
         let what = "explain generic fair claim";
         let fail = |e| crate::error::pg(what, e);

@@ -29,6 +29,7 @@ mod ack;
 mod admin;
 mod admin_remove;
 mod apply;
+mod busy;
 mod claim;
 mod claim_free;
 mod complete;
@@ -83,7 +84,7 @@ impl flexiq_core::Store for PgStore {
     }
 
     async fn close(&self) -> flexiq_core::Result<()> {
-        self.close_now();
+        self.close_all().await;
         Ok(())
     }
 }

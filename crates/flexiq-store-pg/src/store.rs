@@ -3,16 +3,26 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{Hook, Manager, ManagerConfig, Pool, RecyclingMethod};
 use flexiq_core::{Error, Result};
 use tokio::task::JoinHandle;
 use tokio_postgres::NoTls;
 
+use crate::busy::Busy;
 use crate::claim_free::LimitedHint;
 use crate::db::Conn;
 use crate::migrate;
 use crate::options::PgOptions;
 use crate::wake::{run_listener, run_notifier, Hub};
+
+/// Set on every pooled connection: while it runs a statement, the server checks this often
+/// that the client is still there, and ends the statement (and the connection) if not. A
+/// future dropped mid-statement gives its connection back with the statement still running;
+/// once the pool closes that connection (the store's close, or the pool shedding it), the
+/// statement stops within this interval instead of waiting on, and holding, locks until it
+/// next writes to the client. Connections still checked out at close are cancelled instead
+/// (see `busy.rs`).
+const CONNECTION_CHECK: &str = "SET client_connection_check_interval = 250";
 
 /// A flexiq store on PostgreSQL, scoped to one namespace.
 ///
@@ -34,6 +44,8 @@ pub(crate) struct Shared {
     /// `"schema"`, ready to prefix table names.
     quoted: String,
     pub(crate) hub: Arc<Hub>,
+    /// The connections checked out, for closing to cancel what they still run.
+    pub(crate) busy: Arc<Busy>,
     closed: AtomicBool,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -82,6 +94,15 @@ impl PgStore {
         let mgr = Manager::from_config(cfg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(mgr)
             .max_size(opts.pool_size)
+            .post_create(Hook::async_fn(|client, _| {
+                Box::pin(async move {
+                    // A server before 14, or on a platform without the check, refuses the
+                    // setting; such a server only learns of a dropped connection when it next
+                    // writes to it, and the connection works as before.
+                    let _ = client.batch_execute(CONNECTION_CHECK).await;
+                    Ok(())
+                })
+            }))
             .build()
             .map_err(|e| Error::invalid(format!("postgres pool cannot be built: {e}")))?;
         let quoted = format!("\"{}\"", opts.schema);
@@ -105,6 +126,7 @@ impl PgStore {
             schema: opts.schema,
             quoted,
             hub,
+            busy: Arc::default(),
             closed: AtomicBool::new(false),
             tasks,
         });
@@ -143,7 +165,7 @@ impl PgStore {
     /// A pooled connection.
     pub(crate) async fn conn(&self) -> Result<Conn> {
         self.check_open()?;
-        Conn::get(&self.shared.pool).await
+        Conn::get_busy(&self.shared.pool, &self.shared.busy).await
     }
 
     /// `sql` with `{S}` replaced by the quoted schema.
@@ -155,12 +177,22 @@ impl PgStore {
         &self.shared.quoted
     }
 
-    pub(crate) fn close_now(&self) {
+    /// Closes the store for every handle sharing it: later calls fail with `Closed`, idle
+    /// connections and the background tasks end, and the server is asked to cancel whatever
+    /// connections still checked out are running (see `busy.rs`). Returns once the cancel
+    /// requests were delivered.
+    pub(crate) async fn close_all(&self) {
         self.shared.closed.store(true, Ordering::Release);
         self.shared.pool.close();
         for t in &self.shared.tasks {
             t.abort();
         }
         self.shared.hub.wake_all();
+        self.shared.busy.cancel_all().await;
+    }
+
+    /// How many of the store's connections are checked out.
+    pub fn connections_in_use(&self) -> usize {
+        self.shared.busy.len()
     }
 }

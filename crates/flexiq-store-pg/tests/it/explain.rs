@@ -90,6 +90,14 @@ async fn the_fair_claim_is_index_seeks() {
     drop_schema(&schema).await;
 }
 
+/// The lines of the common table expression `name` in `plan`.
+fn cte<'a>(plan: &'a str, name: &str) -> &'a str {
+    let head = format!("  CTE {name}\n");
+    let at = plan.find(&head).unwrap_or_else(|| panic!("no CTE {name}:\n{plan}")) + head.len();
+    let rest = &plan[at..];
+    &rest[..rest.find("\n  CTE ").unwrap_or(rest.len())]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_generic_fair_claim_made_on_new_tables_seeks_jobs_by_index() {
     use flexiq_core::store::{ClaimFairRequest, UpsertStagesRequest, Workflows};
@@ -124,6 +132,15 @@ async fn the_generic_fair_claim_made_on_new_tables_seeks_jobs_by_index() {
         let plan = s.explain_claim_fair_generic(&req).await.unwrap();
         assert!(plan.contains("jobs_pkey"), "the claimed rows are not found by id:\n{plan}");
         assert_index_only(&plan);
+        // The hosts' completions in the same statement probe the primary key per ack, not an
+        // index of the namespace's running jobs.
+        let plan = s.explain_complete_and_claim_fair_generic(&req).await.unwrap();
+        assert_index_only(&plan);
+        let done = cte(&plan, "done");
+        assert!(
+            done.contains("Index Scan using jobs_pkey") && done.contains("Index Cond: (id = a.id)"),
+            "{plan}"
+        );
     }
     // A request the claim refuses is refused here too, and names are passed as literals intact.
     let bad = ClaimFairRequest {
@@ -134,6 +151,8 @@ async fn the_generic_fair_claim_made_on_new_tables_seeks_jobs_by_index() {
         now,
     };
     let e = s.explain_claim_fair_generic(&bad).await.unwrap_err();
+    assert!(matches!(e, flexiq_core::Error::InvalidArgument(_)), "{e:?}");
+    let e = s.explain_complete_and_claim_fair_generic(&bad).await.unwrap_err();
     assert!(matches!(e, flexiq_core::Error::InvalidArgument(_)), "{e:?}");
     let quoted = ClaimFairRequest { workers: vec!["host 'a'".into()], group_cap: Some(1), ..bad };
     assert_index_only(&s.explain_claim_fair_generic(&quoted).await.unwrap());

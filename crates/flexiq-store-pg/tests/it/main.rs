@@ -5,6 +5,7 @@
 mod bulk;
 mod chaos;
 mod chaos_workflow;
+mod close;
 mod common;
 mod connect;
 mod counts;
