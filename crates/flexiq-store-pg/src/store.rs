@@ -178,9 +178,9 @@ impl PgStore {
     }
 
     /// Closes the store for every handle sharing it: later calls fail with `Closed`, idle
-    /// connections and the background tasks end, and the server is asked to cancel whatever
-    /// connections still checked out are running (see `busy.rs`). Returns once the cancel
-    /// requests were delivered.
+    /// connections and the background tasks end, and once the connections still checked out
+    /// have had a moment to come back, the server is asked to cancel whatever the others are
+    /// running (see `busy.rs`). Returns once the cancel requests were delivered.
     pub(crate) async fn close_all(&self) {
         self.shared.closed.store(true, Ordering::Release);
         self.shared.pool.close();
@@ -188,6 +188,7 @@ impl PgStore {
             t.abort();
         }
         self.shared.hub.wake_all();
+        self.shared.busy.settle(crate::busy::GRACE).await;
         self.shared.busy.cancel_all().await;
     }
 

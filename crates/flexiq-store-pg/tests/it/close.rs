@@ -82,3 +82,34 @@ async fn closing_ends_the_statements_the_store_still_runs_on_the_server() {
     assert_eq!(row.get::<_, i64>(0), 3);
     drop_schema(&schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_that_finishes_as_the_store_closes_is_kept() {
+    let schema = fresh_schema("closekeep");
+    let s = open(&schema, 2).await;
+    let now = 1_000_000;
+    let locker = admin().await;
+    locker
+        .batch_execute(&format!("BEGIN; LOCK TABLE \"{schema}\".jobs IN ACCESS EXCLUSIVE MODE"))
+        .await
+        .unwrap();
+    let waiting = tokio::spawn({
+        let s = s.clone();
+        async move { s.enqueue(EnqueueRequest { jobs: vec![job_on("q", now)], now, max_pending: None }).await }
+    });
+    let watch = admin().await;
+    let seen = wait_for(&watch, &schema, Duration::from_secs(10), |(_, locked)| locked == 1).await;
+    assert_eq!(seen.1, 1, "the enqueue waits for the lock: {seen:?}");
+    // The lock goes a moment after close begins: the enqueue commits within close's grace.
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        locker.batch_execute("ROLLBACK").await.unwrap();
+    });
+    s.close().await.unwrap();
+    release.await.unwrap();
+    let ids = waiting.await.unwrap().expect("the enqueue in flight at close is kept");
+    assert_eq!(ids.len(), 1);
+    let row = watch.query_one(&format!("SELECT count(*) FROM \"{schema}\".jobs"), &[]).await.unwrap();
+    assert_eq!(row.get::<_, i64>(0), 1);
+    drop_schema(&schema).await;
+}
