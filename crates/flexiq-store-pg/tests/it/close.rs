@@ -4,8 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use flexiq_core::store::{EnqueueRequest, JobStore};
-use flexiq_core::{JobId, Store};
+use flexiq_core::store::{EnqueueRequest, Enqueued, JobStore};
+use flexiq_core::{JobId, Result, Store};
+use flexiq_store_pg::PgStore;
+use tokio::task::JoinHandle;
 
 use crate::common::{admin, drop_schema, enqueue_n, fresh_schema, job_on, open};
 
@@ -41,6 +43,24 @@ async fn wait_for(
     }
 }
 
+/// An admin session that holds the jobs table of `schema` until it rolls back.
+async fn hold_jobs(schema: &str) -> tokio_postgres::Client {
+    let locker = admin().await;
+    locker
+        .batch_execute(&format!("BEGIN; LOCK TABLE \"{schema}\".jobs IN ACCESS EXCLUSIVE MODE"))
+        .await
+        .unwrap();
+    locker
+}
+
+/// One enqueue on `s`, in a task of its own.
+fn enqueue_one(s: &PgStore, now: i64) -> JoinHandle<Result<Vec<Enqueued>>> {
+    let s = s.clone();
+    tokio::spawn(async move {
+        s.enqueue(EnqueueRequest { jobs: vec![job_on("q", now)], now, max_pending: None }).await
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_ends_the_statements_the_store_still_runs_on_the_server() {
     let schema = fresh_schema("close");
@@ -49,16 +69,9 @@ async fn closing_ends_the_statements_the_store_still_runs_on_the_server() {
     enqueue_n(&s, "q", 3, now).await;
 
     // Another session holds the jobs table, so the store's statements wait on the server.
-    let locker = admin().await;
-    locker
-        .batch_execute(&format!("BEGIN; LOCK TABLE \"{schema}\".jobs IN ACCESS EXCLUSIVE MODE"))
-        .await
-        .unwrap();
+    let locker = hold_jobs(&schema).await;
     // One caller still waits for its enqueue; another gave up on its read.
-    let waiting = tokio::spawn({
-        let s = s.clone();
-        async move { s.enqueue(EnqueueRequest { jobs: vec![job_on("q", now)], now, max_pending: None }).await }
-    });
+    let waiting = enqueue_one(&s, now);
     let gave_up = tokio::spawn({
         let s = s.clone();
         async move { s.get(&JobId::new()).await }
@@ -88,15 +101,8 @@ async fn a_statement_that_finishes_as_the_store_closes_is_kept() {
     let schema = fresh_schema("closekeep");
     let s = open(&schema, 2).await;
     let now = 1_000_000;
-    let locker = admin().await;
-    locker
-        .batch_execute(&format!("BEGIN; LOCK TABLE \"{schema}\".jobs IN ACCESS EXCLUSIVE MODE"))
-        .await
-        .unwrap();
-    let waiting = tokio::spawn({
-        let s = s.clone();
-        async move { s.enqueue(EnqueueRequest { jobs: vec![job_on("q", now)], now, max_pending: None }).await }
-    });
+    let locker = hold_jobs(&schema).await;
+    let waiting = enqueue_one(&s, now);
     let watch = admin().await;
     let seen = wait_for(&watch, &schema, Duration::from_secs(10), |(_, locked)| locked == 1).await;
     assert_eq!(seen.1, 1, "the enqueue waits for the lock: {seen:?}");
