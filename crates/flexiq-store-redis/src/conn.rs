@@ -1,6 +1,6 @@
-//! The connection pool, the calls of the Lua scripts of [`crate::scripts`] (loaded once on
-//! every primary, called by SHA, reloaded on `NOSCRIPT`) and small helpers to send raw commands
-//! and pipelines. Commands are routed by their first key and scripts by `KEYS[1]`, so the same
+//! The connection pool, the calls of the Lua scripts of [`crate::scripts`] (function libraries
+//! loaded on every primary, called with `FCALL`, loaded again when the server no longer has
+//! them) and small helpers to send raw commands and pipelines. Commands are routed by their first key and scripts by `KEYS[1]`, so the same
 //! calls work on one server and on a Redis Cluster.
 
 use std::time::Duration;
@@ -64,13 +64,18 @@ impl Conn {
         pool.init().await.map_err(map)?;
         let conn = Conn { pool, scripts: Scripts::new(), config };
         for s in conn.scripts.all() {
-            conn.load(s).await?;
+            conn.load(s, false).await?;
         }
         Ok(conn)
     }
 
-    async fn load(&self, s: &Script) -> Result<()> {
-        self.pool.next().script_load_cluster::<(), _>(s.src.as_str()).await.map_err(map)
+    /// Loads a script's library on every primary. Without `replace`, a server that already
+    /// holds a library of that name (the same code: the name is its hash) keeps it.
+    async fn load(&self, s: &Script, replace: bool) -> Result<()> {
+        match self.pool.next().function_load_cluster::<Value, _>(replace, s.src.as_str()).await {
+            Err(e) if !replace && e.details().contains("already exists") => Ok(()),
+            r => r.map(|_| ()).map_err(map),
+        }
     }
 
     /// Sends one command.
@@ -98,22 +103,24 @@ impl Conn {
         out.into_iter().map(|r| r.map_err(map)).collect()
     }
 
-    /// Runs a script by SHA against namespace base `base`, reloading it on `NOSCRIPT`.
+    /// Runs a script's function against namespace base `base`, loading its library again
+    /// when the server no longer has it (a restart without persistence, `FUNCTION FLUSH` or
+    /// `FUNCTION DELETE`).
     pub(crate) async fn script(&self, s: &Script, base: &str, args: Vec<Value>) -> Result<Value> {
         let mut full = Vec::with_capacity(args.len() + 3);
-        full.push(Value::from(s.sha.as_str()));
+        full.push(Value::from(s.name.as_str()));
         full.push(Value::from(1));
         full.push(Value::from(base));
         full.extend(args);
         let c = self.pool.next();
         // Routed by the slot of `KEYS[1]`: fred applies a custom command's own hash policy only
-        // when it names the slot (`FirstKey` would hash the SHA).
+        // when it names the slot (`FirstKey` would hash the function's name).
         let slot = ClusterHash::from(base);
-        let evalsha = || CustomCommand::new_static("EVALSHA", slot.clone(), false);
-        match c.custom::<Value, Value>(evalsha(), full.clone()).await {
-            Err(e) if e.details().starts_with("NOSCRIPT") => {
-                self.load(s).await?;
-                c.custom(evalsha(), full).await.map_err(map)
+        let fcall = || CustomCommand::new_static("FCALL", slot.clone(), false);
+        match c.custom::<Value, Value>(fcall(), full.clone()).await {
+            Err(e) if e.details().contains("Function not found") => {
+                self.load(s, true).await?;
+                c.custom(fcall(), full).await.map_err(map)
             }
             r => r.map_err(map),
         }

@@ -5,8 +5,16 @@
 -- queue, task, attempt, at_ms, data; '' for none), so Redis stores the names once per stream
 -- node. A namespace whose `B:evoff` key exists writes none: the switch is read once per script
 -- call, by the first event it would write.
-local EV_KEY = KEYS[1] .. ':ev'
-local EV_ON = nil
+-- The state of one call (the stream key, the switch once read, the JSON already built) is set
+-- by `ev_begin` at the start of every call: the library's code runs once, its functions on
+-- every call.
+local EV_KEY, EV_ON, EV_JSON, EV_ONE
+local function ev_begin()
+  EV_KEY = KEYS[1] .. ':ev'
+  EV_ON = nil
+  EV_JSON = {}
+  EV_ONE = {}
+end
 local function ev_on()
   if EV_ON == nil then EV_ON = redis.call('EXISTS', KEYS[1] .. ':evoff') == 0 end
   return EV_ON
@@ -41,12 +49,10 @@ end
 
 -- Data keys whose values are numbers (written as given when already a decimal string).
 local EV_NUMERIC = { run_at = true, result_size = true }
--- Strings already encoded as JSON in this script call: a batch repeats its workers, statuses
--- and errors.
-local EV_JSON = {}
--- Data objects already built in this script call for kinds that carry one key, by kind and
--- value: a claim's jobs share their worker, most completions their result size.
-local EV_ONE = {}
+-- `EV_JSON` holds the strings already encoded as JSON in this call (a batch repeats its
+-- workers, statuses and errors); `EV_ONE` the data objects already built in this call for
+-- kinds that carry one key, by kind and value (a claim's jobs share their worker, most
+-- completions their result size).
 
 -- The JSON of data value `x` of key `k`.
 local function ev_value(k, x)

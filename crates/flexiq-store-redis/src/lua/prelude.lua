@@ -3,9 +3,10 @@
 -- and its Cluster slot (Redis Cluster accepts undeclared keys of the declared keys' slot).
 -- Status codes are spelled through the generated header before this prelude (`scripts.rs`):
 -- `ST.pending` and so on, the `CLAIMABLE` and `TERMINAL` sets, and `DEP`.
-local B = KEYS[1]
--- Ids of jobs this script made claimable (the first 64), one wake-up token each.
-local WAKE = {}
+-- `B` is that base and `WAKE` the ids of jobs this call made claimable (the first 64), one
+-- wake-up token each; `prelude_begin` sets both, and the index writes gathered below, at the
+-- start of every call.
+local B, WAKE
 -- The fields a job is read back from, in the order `codec::JOB_FIELDS` lists them.
 local JOB_FIELDS = { 'q', 't', 'p', 'pr', 'st', 'a', 'mr', 'bb', 'bm', 'c', 'r', 'sa', 'hb', 'f', 'w',
   'res', 'e', 'u', 'm', 'pg', 'to', 'cr', 'd', 'g', 'wr', 'ws', 'cs', 'wv', 'sc' }
@@ -38,8 +39,16 @@ local function ix_st(st, t) return B .. ':ix:st:' .. st .. ':' .. t end
 
 -- Index writes are gathered per command and key and sent once per key at the end of a
 -- script: members are unique per job, so removals and additions of different jobs commute.
-local ACC, ACC_ORDER = { ZREM = {}, ZADD = {}, SADD = {} }, { ZREM = {}, ZADD = {}, SADD = {} }
-local DELTA, DELTA_ORDER = {}, {}
+local ACC, ACC_ORDER, DELTA, DELTA_ORDER
+local function acc_reset()
+  ACC, ACC_ORDER = { ZREM = {}, ZADD = {}, SADD = {} }, { ZREM = {}, ZADD = {}, SADD = {} }
+  DELTA, DELTA_ORDER = {}, {}
+end
+local function prelude_begin()
+  B = KEYS[1]
+  WAKE = {}
+  acc_reset()
+end
 local function acc(cmd, key, a, b)
   local by_key = ACC[cmd]
   local args = by_key[key]
@@ -77,8 +86,7 @@ local function flush()
       if d ~= 0 then redis.call('HINCRBY', key, field, string.format('%d', d)) end
     end
   end
-  ACC, ACC_ORDER = { ZREM = {}, ZADD = {}, SADD = {} }, { ZREM = {}, ZADD = {}, SADD = {} }
-  DELTA, DELTA_ORDER = {}, {}
+  acc_reset()
 end
 
 -- The fields the indexes are derived from, and the attempt and stall count a status change's

@@ -5,15 +5,24 @@
 -- without `cs` counts from its attempt, as `codec::claim_seq` reads it), started_at and the
 -- heartbeat now, the worker set, with every index, counter and the lease set moved, and the
 -- claim's event (`active`, named by `ev_change` from the fields already read).
--- The running status code as stored (hash fields and index keys are strings).
-local RUNNING = tostring(ST.running)
--- A claim reads every field of JOB_FIELDS and then the row version; `AT` names positions.
-local CLAIM_READ = { unpack(JOB_FIELDS) }
-CLAIM_READ[#CLAIM_READ + 1] = 'v'
-local AT = {}
-for k, name in ipairs(CLAIM_READ) do AT[name] = k end
--- A claim event's data values, refilled for each job (`ev_change` reads them at once).
-local TAKE_EV = {}
+-- The running status code as stored (hash fields and index keys are strings); a claim reads
+-- every field of JOB_FIELDS and then the row version, and `AT` names the positions. A
+-- library's top level may call no function, so the first call builds them and later calls
+-- keep them.
+local RUNNING, CLAIM_READ, AT
+-- A claim event's data values, refilled for each job (`ev_change` reads them at once); a new
+-- table for every call.
+local TAKE_EV
+local function take_begin()
+  if not AT then
+    RUNNING = tostring(ST.running)
+    CLAIM_READ = { unpack(JOB_FIELDS) }
+    CLAIM_READ[#CLAIM_READ + 1] = 'v'
+    AT = {}
+    for k, name in ipairs(CLAIM_READ) do AT[name] = k end
+  end
+  TAKE_EV = {}
+end
 
 -- Moves the due delayed jobs of queue `q` (at most 1,000 per call) into its ready set.
 local function promote(q, now)

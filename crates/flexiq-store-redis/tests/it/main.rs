@@ -10,6 +10,7 @@ mod combined;
 mod entry;
 mod events;
 mod flows;
+mod functions;
 mod legacy;
 mod plain;
 mod reliability;
