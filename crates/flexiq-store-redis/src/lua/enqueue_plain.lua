@@ -55,13 +55,21 @@ end
 local taken = held(keys, nkeys)
 if taken then return redis.error_reply('FLEXIQ_CONFLICT job ' .. taken .. ' already exists') end
 for _ = 1, njobs do
-  local f = { 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3], 'pr', ARGV[i + 4], 'st', PENDING, 'a', '0',
-    'mr', ARGV[i + 5], 'bb', ARGV[i + 6], 'bm', ARGV[i + 7], 'c', at, 'r', ARGV[i + 8], 'v', '1' }
   local nextra = tonumber(ARGV[i + 9])
-  for k = 1, 2 * nextra do
-    f[24 + k] = ARGV[i + 9 + k]
+  -- Most jobs carry no optional field: their values go to `HSET` as they are, without a
+  -- field list built and unpacked (about 1 µs of Lua per job).
+  if nextra == 0 then
+    redis.call('HSET', B .. ':j:' .. ARGV[i], 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3],
+      'pr', ARGV[i + 4], 'st', PENDING, 'a', '0', 'mr', ARGV[i + 5], 'bb', ARGV[i + 6], 'bm', ARGV[i + 7],
+      'c', at, 'r', ARGV[i + 8], 'v', '1')
+  else
+    local f = { 'q', ARGV[i + 1], 't', ARGV[i + 2], 'p', ARGV[i + 3], 'pr', ARGV[i + 4], 'st', PENDING, 'a', '0',
+      'mr', ARGV[i + 5], 'bb', ARGV[i + 6], 'bm', ARGV[i + 7], 'c', at, 'r', ARGV[i + 8], 'v', '1' }
+    for k = 1, 2 * nextra do
+      f[24 + k] = ARGV[i + 9 + k]
+    end
+    redis.call('HSET', B .. ':j:' .. ARGV[i], unpack(f))
   end
-  redis.call('HSET', B .. ':j:' .. ARGV[i], unpack(f))
   if ev_on() then
     ev_change(ARGV[i], ARGV[i + 1], ARGV[i + 2], nil, ST.pending, 0, 0, false, at, { run_at = ARGV[i + 8] })
   end
@@ -75,6 +83,10 @@ for _ = 1, nindexes do
   if scored then
     redis.call('ZADD', key, unpack(ARGV, i, i + 2 * nm - 1))
     i = i + 2 * nm
+  elseif nm == 1 then
+    -- A single job's index member: no score list to build.
+    redis.call('ZADD', key, '0', ARGV[i])
+    i = i + 1
   else
     local args = {}
     for k = 0, nm - 1 do

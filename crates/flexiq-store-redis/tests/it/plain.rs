@@ -89,29 +89,49 @@ pub(crate) async fn dump(c: &Client, prefix: &str, ns: &str) -> BTreeMap<String,
     out
 }
 
-#[tokio::test]
-async fn plain_and_general_enqueues_write_the_same_keys() {
+/// Enqueues each batch of `calls` through the general script in namespace `general` and
+/// through the plain one in `plain`, and checks both leave the same keys with the same contents.
+async fn same_keys_either_way(calls: Vec<Vec<NewJob>>) -> usize {
     let h = RedisHarness::new();
     let general = h.store("general").await.unwrap();
     let plain = h.store("plain").await.unwrap();
-    let jobs = batch();
-    // An admission cap sends a batch through the general script; without one it is plain.
-    let capped = EnqueueRequest { jobs: jobs.clone(), max_pending: Some(1_000_000), now: NOW };
-    let a = general.enqueue(capped).await.unwrap();
-    let b = plain.enqueue(EnqueueRequest { jobs, max_pending: None, now: NOW }).await.unwrap();
-    assert_eq!(a.len(), 1_500);
-    assert_eq!(
-        a.iter().map(|e| (&e.id, e.created)).collect::<Vec<_>>(),
-        b.iter().map(|e| (&e.id, e.created)).collect::<Vec<_>>()
-    );
+    for jobs in calls {
+        // An admission cap sends a batch through the general script; without one it is plain.
+        let capped = EnqueueRequest { jobs: jobs.clone(), max_pending: Some(1_000_000), now: NOW };
+        let a = general.enqueue(capped).await.unwrap();
+        let b =
+            plain.enqueue(EnqueueRequest { jobs: jobs.clone(), max_pending: None, now: NOW }).await.unwrap();
+        assert_eq!(a.len(), jobs.len());
+        assert_eq!(
+            a.iter().map(|e| (&e.id, e.created)).collect::<Vec<_>>(),
+            b.iter().map(|e| (&e.id, e.created)).collect::<Vec<_>>()
+        );
+    }
     let c = Builder::from_config(Config::from_url(&h.url).unwrap()).build().unwrap();
     c.init().await.unwrap();
     let (left, right) = (dump(&c, &h.prefix, "general").await, dump(&c, &h.prefix, "plain").await);
-    assert!(left.len() > 1_500, "{} keys", left.len());
     assert_eq!(left.keys().collect::<Vec<_>>(), right.keys().collect::<Vec<_>>());
     for (k, v) in &left {
         assert_eq!(Some(v), right.get(k), "key {k}");
     }
     let _ = c.quit().await;
     h.cleanup_now().await;
+    left.len()
+}
+
+#[tokio::test]
+async fn plain_and_general_enqueues_write_the_same_keys() {
+    let keys = same_keys_either_way(vec![batch()]).await;
+    assert!(keys > 1_500, "{keys} keys");
+}
+
+/// One job per call takes the plain script's single-member paths (each index written without
+/// a member list, the hash without a field list when the job has no optional field).
+#[tokio::test]
+async fn one_job_enqueues_write_the_same_keys_either_way() {
+    let calls: Vec<Vec<NewJob>> = batch().into_iter().take(40).map(|j| vec![j]).collect();
+    assert!(calls.iter().any(|c| c[0].timeout_ms.is_some()), "a job with an optional field");
+    assert!(calls.iter().any(|c| c[0].timeout_ms.is_none() && c[0].metadata.is_none()), "a job without");
+    let keys = same_keys_either_way(calls).await;
+    assert!(keys > 40, "{keys} keys");
 }
