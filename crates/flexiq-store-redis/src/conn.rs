@@ -1,7 +1,8 @@
 //! The connection pool, the calls of the Lua scripts of [`crate::scripts`] (function libraries
 //! loaded on every primary, called with `FCALL`, loaded again when the server no longer has
-//! them) and small helpers to send raw commands and pipelines. Commands are routed by their first key and scripts by `KEYS[1]`, so the same
-//! calls work on one server and on a Redis Cluster.
+//! them) and small helpers to send raw commands and pipelines. Commands are routed by their
+//! first key and scripts by `KEYS[1]`, so the same calls work on one server and on a Redis
+//! Cluster.
 
 use std::time::Duration;
 

@@ -73,13 +73,16 @@ enum Carries {
 
 impl Script {
     fn new(role: &str, header: &str, carries: Carries, body: &str) -> Self {
-        let (shared, begins) = match carries {
-            Carries::Bare => (String::new(), "  ev_begin()\n"),
-            Carries::Prelude => (format!("{PRELUDE}\n"), "  ev_begin()\n  prelude_begin()\n"),
-            Carries::Claiming => {
-                (format!("{PRELUDE}\n{TAKE}\n"), "  ev_begin()\n  prelude_begin()\n  take_begin()\n")
-            }
-            Carries::Deduping => (format!("{PRELUDE}\n{DEDUP}\n"), "  ev_begin()\n  prelude_begin()\n"),
+        let shared = match carries {
+            Carries::Bare => String::new(),
+            Carries::Prelude => format!("{PRELUDE}\n"),
+            Carries::Claiming => format!("{PRELUDE}\n{TAKE}\n"),
+            Carries::Deduping => format!("{PRELUDE}\n{DEDUP}\n"),
+        };
+        let begins = match carries {
+            Carries::Bare => "  ev_begin()\n",
+            Carries::Prelude | Carries::Deduping => "  ev_begin()\n  prelude_begin()\n",
+            Carries::Claiming => "  ev_begin()\n  prelude_begin()\n  take_begin()\n",
         };
         let code = |name: &str| {
             format!(

@@ -9,14 +9,9 @@ use fred::prelude::*;
 use fred::types::{ClusterHash, CustomCommand};
 
 use crate::harness::RedisHarness;
+use crate::workflow::raw;
 
 const NOW: i64 = 1_700_000_000_000;
-
-async fn raw(url: &str) -> Client {
-    let c = Builder::from_config(Config::from_url(url).unwrap()).build().unwrap();
-    c.init().await.unwrap();
-    c
-}
 
 /// The names of the libraries whose names match the glob `pattern`.
 async fn libraries(c: &Client, pattern: &str) -> Vec<String> {
@@ -48,7 +43,7 @@ async fn enqueue_one(store: &flexiq_store_redis::RedisStore) {
 async fn a_library_the_server_lost_is_loaded_again_by_the_next_call() {
     let h = RedisHarness::new();
     let store = h.store("functions").await.unwrap();
-    let c = raw(&h.url).await;
+    let c = raw(&h).await;
     enqueue_one(&store).await;
     let loaded = libraries(&c, "flexiq_enqueue_plain_*").await;
     assert!(!loaded.is_empty(), "connect loads the plain enqueue's library");

@@ -11,6 +11,7 @@ use fred::prelude::*;
 use fred::types::{ClusterHash, CustomCommand};
 
 use crate::harness::RedisHarness;
+use crate::workflow::raw;
 
 const NOW: i64 = 1_700_000_000_000;
 
@@ -107,8 +108,7 @@ async fn same_keys_either_way(calls: Vec<Vec<NewJob>>) -> usize {
             b.iter().map(|e| (&e.id, e.created)).collect::<Vec<_>>()
         );
     }
-    let c = Builder::from_config(Config::from_url(&h.url).unwrap()).build().unwrap();
-    c.init().await.unwrap();
+    let c = raw(&h).await;
     let (left, right) = (dump(&c, &h.prefix, "general").await, dump(&c, &h.prefix, "plain").await);
     assert_eq!(left.keys().collect::<Vec<_>>(), right.keys().collect::<Vec<_>>());
     for (k, v) in &left {
